@@ -1,0 +1,141 @@
+"""tinygrad's real path, captured: schedule (rangeify, pluggable), codegen, and the runtime (HCQ2 by default).
+
+``run(x)`` realizes a Tensor (or several) through tinygrad itself and returns the outputs plus
+every stage it saw: the kernel graph ``get_kernel_graph`` returned, each kernel's AST, and each
+compiled program's source. Each captured stage is checked against tinygrad's structural spec."""
+from __future__ import annotations
+import contextlib, importlib, os, time
+from dataclasses import dataclass, field
+from typing import Callable
+import numpy as np
+from tinygrad import Tensor, Device
+from tinygrad.uop.ops import UOp, Ops, PatternMatcher, UPat, KernelInfo
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import Context, getenv
+import tinygrad.schedule as tg_schedule
+import tinygrad.engine.realize as tg_realize
+from tinygrad.schedule import create_schedule
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec.structural import verify
+from uopcheck.spec.numpy_dtypes import bf16_from_bits, fp8_from_bits
+
+@dataclass
+class CapturedKernel:
+  name: str
+  ast: UOp                 # the kernel SINK rangeify made
+  program: UOp|None = None # the compiled PROGRAM (SINK, LINEAR, SOURCE, BINARY)
+  source: str = ""
+
+@dataclass
+class FastResult:
+  outputs: list[np.ndarray]
+  kernel_graphs: list[UOp] = field(default_factory=list)
+  kernels: list[CapturedKernel] = field(default_factory=list)
+  device: str = "CPU"
+  hcq2: bool = True
+  wall_s: float = 0.0
+  spec_checked: dict[str, int] = field(default_factory=dict)
+
+def load_scheduler(spec:str|Callable|None) -> Callable:
+  """Resolve a scheduler: None -> tinygrad's rangeify ``get_kernel_graph``; 'package.module:function' -> that function."""
+  if spec is None: return _TINYGRAD_GET_KERNEL_GRAPH
+  if callable(spec): return spec
+  if ":" not in spec: raise SpecError(f"scheduler {spec!r} must be written 'package.module:function'")
+  mod, fn = spec.split(":", 1)
+  try: f = getattr(importlib.import_module(mod), fn)
+  except (ImportError, AttributeError) as e: raise SpecError(f"cannot load scheduler {spec!r}: {e}") from None
+  if not callable(f): raise SpecError(f"scheduler {spec!r} is not callable")
+  return f
+
+_TINYGRAD_GET_KERNEL_GRAPH = tg_schedule.get_kernel_graph
+
+def hcq2_active() -> bool: return bool(getenv("HCQ2"))
+
+@contextlib.contextmanager
+def hcq2_mode(enabled:bool):
+  """Run with tinygrad's HCQ2 path on or off. tinygrad reads HCQ2 through a cached getenv at import; this
+  switches the same flag and installs the hcq2 compile/link hooks realize.py imports when HCQ2=1."""
+  old_env = os.environ.get("HCQ2")
+  os.environ["HCQ2"] = "1" if enabled else "0"
+  getenv.cache_clear()
+  if enabled and not hasattr(tg_realize, "hcq_compile"):
+    from tinygrad.runtime.support import hcq2
+    tg_realize.hcq_compile, tg_realize.hcq_link, tg_realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV
+  try: yield
+  finally:
+    if old_env is None: os.environ.pop("HCQ2", None)
+    else: os.environ["HCQ2"] = old_env
+    getenv.cache_clear()
+
+# tinygrad's PatternMatcher compiles each rule's function with a *copy* of the globals it names (UPAT_COMPILE,
+# uop/ops.py deconstruct_function), so rebinding a module function after its matcher first ran has no effect.
+# uopcheck therefore installs its hooks once, at import, and switches them through this shared mutable state.
+_STATE: dict = {"result": None, "scheduler": None}
+_orig_lower_sink_to_linear = tg_schedule.lower_sink_to_linear
+_orig_lower_and_compile = tg_realize.lower_and_compile
+
+def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
+  if _STATE["result"] is None: return _orig_lower_sink_to_linear(function)
+  if isinstance(function.arg, KernelInfo): return None
+  kg = _STATE["scheduler"](function)
+  _STATE["result"].kernel_graphs.append(kg)
+  return create_schedule(kg)
+
+def _hooked_lower_and_compile(linear:UOp) -> UOp:
+  out = _orig_lower_and_compile(linear)
+  if (result := _STATE["result"]) is not None:
+    for call in out.src:
+      if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM:
+        prg = call.src[0]
+        src = next((s.arg for s in prg.src if s.op is Ops.SOURCE), "")
+        name = prg.arg.function_name if hasattr(prg.arg, "function_name") else str(prg.src[0].arg.name)
+        result.kernels.append(CapturedKernel(name, prg.src[0], prg, src))
+  return out
+
+tg_schedule.pm_schedule = PatternMatcher([(UPat(Ops.SINK, name="function"), _hooked_lower_sink_to_linear)])
+tg_realize.lower_and_compile = _hooked_lower_and_compile
+
+@contextlib.contextmanager
+def capture(result:FastResult, scheduler:Callable):
+  """Record each stage into ``result`` while realizing, with ``scheduler`` in place of rangeify's get_kernel_graph."""
+  if _STATE["result"] is not None: raise SpecError("fast.run is not re-entrant: a capture is already active")
+  _STATE["result"], _STATE["scheduler"] = result, scheduler
+  try: yield
+  finally: _STATE["result"], _STATE["scheduler"] = None, None
+
+def to_numpy(t:Tensor) -> np.ndarray:
+  """A realized Tensor's values in the reference's storage convention (bfloat16/fp8 held in float32)."""
+  if t.dtype == dtypes.bfloat16: return bf16_from_bits(t.bitcast(dtypes.uint16).numpy())
+  if t.dtype in dtypes.fp8s: return fp8_from_bits(t.bitcast(dtypes.uint8).numpy(), t.dtype)
+  return t.numpy()
+
+def _as_tensors(x) -> list[Tensor]:
+  if isinstance(x, Tensor): return [x]
+  if isinstance(x, UOp): return [Tensor(s) for s in x.src] if x.op is Ops.SINK else [Tensor(x)]
+  if isinstance(x, (list, tuple)): return [t for e in x for t in _as_tensors(e)]
+  raise SpecError(f"fast.run takes a Tensor, a UOp or a list of them, got {type(x).__name__}")
+
+def run(x, device:str="CPU", hcq2:bool=True, scheduler:str|Callable|None=None, check_spec:bool=True) -> FastResult:
+  """Realize ``x`` through tinygrad's scheduler, codegen and runtime, capturing every stage."""
+  if device.split(":")[0] not in Device._devices:
+    raise SpecError(f"device {device!r} is not a tinygrad device here (known: {', '.join(sorted(Device._devices))})")
+  tensors = [t if t.device == device else t.to(device) for t in _as_tensors(x)]
+  res = FastResult([], device=device, hcq2=hcq2)
+  sched = load_scheduler(scheduler)
+  if check_spec: res.spec_checked["tensor"] = sum(verify(t.uop, "tensor") for t in tensors)
+  st = time.perf_counter()
+  with hcq2_mode(hcq2), capture(res, sched):
+    Tensor.realize(*tensors)
+    res.outputs = [to_numpy(t) for t in tensors]
+  res.wall_s = time.perf_counter() - st
+  if check_spec: check_stages(res)
+  return res
+
+def check_stages(res:FastResult) -> None:
+  """tinygrad's own structural spec at every captured stage; SpecError names the stage and the UOp."""
+  for kg in res.kernel_graphs:
+    res.spec_checked["kernel_graph"] = res.spec_checked.get("kernel_graph", 0) + verify(kg, "kernel_graph", enter_calls=False)
+  for k in res.kernels:
+    res.spec_checked["kernel"] = res.spec_checked.get("kernel", 0) + verify(k.ast, "kernel")
+    if k.program is not None and (lin := next((s for s in k.program.src if s.op is Ops.LINEAR), None)) is not None:
+      res.spec_checked["program"] = res.spec_checked.get("program", 0) + verify(list(lin.src), "program")

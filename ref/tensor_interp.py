@@ -1,0 +1,269 @@
+"""The reference interpreter for tensor-level UOp graphs: slow, obviously correct, numpy only.
+
+``evaluate(x)`` reads the graph tinygrad's Tensor builds (before scheduling) and computes it op by
+op from ``uopcheck.spec``. It imports tinygrad's UOp, Ops and dtypes only -- never the scheduler,
+codegen, engine or runtime, and never calls ``simplify``/``graph_rewrite``
+(``conformance/test_ref_independence.py`` enforces both).
+
+State: a BUFFER's value is its contents when the graph was built (read from its device Buffer,
+or all-undefined when unrealized). A STORE writes its value through its target view; an
+AFTER is its source view of the buffer once the stores among its sources are done. Every value
+carries two lane masks (``spec.alu.Lanes``): lanes the spec leaves undefined, and lanes that
+rest on signed overflow (UB under the CPU backend's reading)."""
+from __future__ import annotations
+from dataclasses import dataclass
+import numpy as np
+from tinygrad.uop import Ops, GroupOp
+from tinygrad.uop.ops import UOp, buffers
+from tinygrad.dtype import DType, dtypes, least_upper_dtype, Invalid
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec.optable import op_spec, check_typing
+from uopcheck.spec.alu import Lanes, eval_alu, cast, bitcast
+from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to
+from uopcheck.spec import ints
+from uopcheck.ref import movement
+
+@dataclass
+class Write:
+  """A STORE's effect: ``value`` lands at ``index`` (flat positions) of ``buffer``."""
+  buffer: UOp
+  index: np.ndarray
+  value: Lanes
+
+PASSTHROUGH = {Ops.COPY, Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH}
+# nodes that own storage a STORE can write into: a BUFFER, and the fresh buffer a COPY or CONTIGUOUS realizes into
+STORAGE = {Ops.BUFFER, Ops.COPY, Ops.CONTIGUOUS}
+
+def _lanes_move(op:Ops, x:Lanes, args:tuple) -> Lanes:
+  return Lanes(movement.apply(op, x.value, args), movement.apply(op, x.undefined, args, False),
+               movement.apply(op, x.ub_overflow, args, False))
+
+def _as_ints(v:Lanes) -> tuple[int, ...]:
+  return tuple(int(x) for x in np.atleast_1d(v.value).ravel())
+
+class TensorInterpreter:
+  """Evaluates one tensor-level graph. ``inputs`` overrides a BUFFER's initial contents (flat arrays)."""
+  def __init__(self, inputs:dict[UOp, np.ndarray]|None=None):
+    self.vals: dict[UOp, Lanes|Write|tuple] = {}
+    self.inputs = inputs or {}
+    self.snapshots: dict[UOp, Lanes] = {}   # AFTER -> flat state of its buffer after its stores
+
+  # ** public **
+  def run(self, root:UOp) -> Lanes|tuple:
+    for u in root.toposort(enter_calls=False):
+      if u in self.vals: continue
+      try: self.vals[u] = self._eval(u)
+      except SpecError: raise
+      except Exception as e: raise SpecError.at(u, "reference evaluation failed", f"{type(e).__name__}: {e}") from None
+    return self.vals[root]
+
+  # ** helpers **
+  def _lanes(self, u:UOp) -> Lanes:
+    v = self.vals[u]
+    if not isinstance(v, Lanes): raise SpecError.at(u, "used as a value but it has none (a STORE/SINK/void op)")
+    return v
+
+  def _shape_arg(self, u:UOp) -> tuple[int, ...]:
+    if u.op is Ops.STACK and len(u.src) == 0: return ()
+    return _as_ints(self._lanes(u))
+
+  def _commit(self, x:Lanes, src:DType, dst:DType) -> Lanes:
+    if src == dst: return x
+    c = cast(x.value, src, dst)
+    return Lanes(c.value, x.undefined | c.undefined, x.ub_overflow | c.ub_overflow)
+
+  def _initial(self, u:UOp) -> Lanes:
+    size = self._shape_arg(u.src[0]) if u.src else ()
+    shape = size if u.is_variable else (int(np.prod(size, dtype=np.int64)),) if size else ()
+    if u in self.inputs:
+      arr = np.asarray(self.inputs[u]).reshape(shape)
+      return Lanes.ok(arr.astype(np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(arr, u.dtype))
+    buf = buffers.get(u)
+    if buf is not None and not isinstance(buf, tuple) and getattr(buf, "is_allocated", lambda: False)() and \
+       getattr(buf, "is_initialized", lambda: True)():
+      return Lanes.ok(from_bytes(buf.as_memoryview(), u.dtype, shape))
+    # unrealized storage: every lane undefined until a STORE defines it
+    return Lanes(np.zeros(shape, np_dtype(u.dtype)), np.ones(shape, bool), np.zeros(shape, bool))
+
+  def _base(self, u:UOp) -> UOp:
+    while u.op in GroupOp.Movement or u.op is Ops.DETACH: u = u.src[0]
+    return u
+
+  def _buffer_of(self, u:UOp) -> UOp:
+    b = self._base(u)
+    while b.op is Ops.AFTER: b = self._base(b.src[0])
+    if b.op not in STORAGE: raise SpecError.at(u, "a STORE target / AFTER source must be a view of a BUFFER", f"found {b.op}")
+    return b
+
+  def _state(self, base:UOp) -> Lanes:
+    """Flat state of the buffer behind ``base`` (a BUFFER or an AFTER)."""
+    if base.op in STORAGE:
+      init = self._lanes(base)
+      return Lanes(init.value.reshape(-1), init.undefined.reshape(-1), init.ub_overflow.reshape(-1))
+    if base.op is Ops.AFTER: return self.snapshots[base]
+    raise SpecError.at(base, "expected a BUFFER or AFTER as the base of a view")
+
+  def _index_map(self, u:UOp) -> np.ndarray:
+    """For a view ``u`` of a buffer: the flat buffer position of each of its elements."""
+    if u.op in STORAGE:
+      sz = self._lanes(u).value.size
+      return np.arange(sz, dtype=np.int64).reshape(self._lanes(u).value.shape)
+    if u.op is Ops.AFTER: return self._index_map(u.src[0])
+    if u.op is Ops.DETACH: return self._index_map(u.src[0])
+    if u.op is Ops.PAD: raise SpecError.at(u, "a STORE cannot write through a PAD")
+    if u.op in GroupOp.Movement: return movement.apply(u.op, self._index_map(u.src[0]), self._mop_args(u))
+    raise SpecError.at(u, "a STORE target must be movement ops over a BUFFER", f"found {u.op}")
+
+  def _chain(self, u:UOp, base_val:Lanes, base:UOp) -> Lanes:
+    if u is base: return base_val
+    if u.op is Ops.DETACH: return self._chain(u.src[0], base_val, base)
+    return _lanes_move(u.op, self._chain(u.src[0], base_val, base), self._mop_args(u))
+
+  def _mop_args(self, u:UOp) -> tuple:
+    if u.op in (Ops.RESHAPE, Ops.EXPAND): return (self._shape_arg(u.src[1]),)
+    if u.op in (Ops.PAD, Ops.SHRINK): return (self._shape_arg(u.src[1]), self._shape_arg(u.src[2]))
+    if u.op is Ops.FLIP: return (tuple(bool(x) for x in u.arg),)
+    return (tuple(u.arg),)
+
+  # ** the evaluator, one op at a time **
+  def _eval(self, u:UOp):
+    spec = op_spec(u.op)  # SpecError for an op uopcheck doesn't know
+    if (broken := check_typing(u)) is not None: raise SpecError.at(u, f"typing rule broken: {broken}")
+    op = u.op
+    if op is Ops.CONST:
+      if u.arg is Invalid: return Lanes(np.zeros((), np.bool_), np.ones((), bool), np.zeros((), bool))
+      return Lanes.ok(np.array(u.arg, dtype=np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(np.array(u.arg), u.dtype))
+    if op is Ops.STACK:
+      if not u.src: return Lanes.ok(np.zeros((0,), np.int64))
+      parts = [self._commit(self._lanes(s), s.dtype, u.dtype) if u.dtype != dtypes.void else self._lanes(s) for s in u.src]
+      return Lanes(np.stack([p.value for p in parts]), np.stack([p.undefined for p in parts]), np.stack([p.ub_overflow for p in parts]))
+    if op is Ops.BUFFER: return self._initial(u)
+    if op in PASSTHROUGH: return self._lanes(u.src[0])
+    if op in GroupOp.Movement: return _lanes_move(op, self._lanes(u.src[0]), self._mop_args(u))
+    if op is Ops.STORE:
+      if len(u.src) != 2: raise SpecError.at(u, "a tensor-level STORE is (target, value)")
+      target, value = u.src
+      idx = self._index_map(target)
+      val = self._commit(self._lanes(value), value.dtype, target.dtype)
+      val = Lanes(*(np.broadcast_to(a, idx.shape) for a in (val.value, val.undefined, val.ub_overflow)))
+      return Write(self._buffer_of(target), idx, val)
+    if op is Ops.AFTER: return self._after(u)
+    if op is Ops.SINK: return tuple(self.vals[s] for s in u.src)
+    if op in GroupOp.ALU: return self._alu(u)
+    if op is Ops.CAST:
+      x = self._lanes(u.src[0]); c = cast(x.value, u.src[0].dtype, u.dtype)
+      return Lanes(c.value, x.undefined | c.undefined, x.ub_overflow | c.ub_overflow)
+    if op is Ops.BITCAST: return self._bitcast(u)
+    if op is Ops.REDUCE: return self._reduce(u)
+    if spec.out_of_scope: raise SpecError.at(u, f"outside the reference interpreter's scope: {spec.out_of_scope}")
+    raise SpecError.at(u, "not evaluable at the tensor stage", f"the spec gives it stages {sorted(s.value for s in spec.stages)}")
+
+  def _after(self, u:UOp) -> Lanes:
+    src = u.src[0]
+    base = self._base(src)
+    if base.op not in STORAGE | {Ops.AFTER}:
+      # AFTER over a non-buffer (e.g. CONTIGUOUS): an ordering edge only
+      return self._lanes(src)
+    buf = self._buffer_of(src)
+    st = self._state(base)
+    value, undef, ub = st.value.copy(), st.undefined.copy(), st.ub_overflow.copy()
+    for d in u.src[1:]:
+      w = self.vals[d]
+      if isinstance(w, Write) and w.buffer is buf:
+        value[w.index] = w.value.value; undef[w.index] = w.value.undefined; ub[w.index] = w.value.ub_overflow
+      elif d.op is Ops.AFTER and d in self.snapshots and self._buffer_of(d) is buf:
+        # a nested AFTER on the same buffer (e.g. a slice assign): its state already holds its stores
+        later = self.snapshots[d]
+        value, undef, ub = later.value.copy(), later.undefined.copy(), later.ub_overflow.copy()
+      elif d.op is Ops.CALL: raise SpecError.at(d, "outside the reference interpreter's scope: a CALL inside a tensor graph")
+    self.snapshots[u] = snap = Lanes(value, undef, ub)
+    bshape = self._lanes(buf).value.shape
+    shaped = Lanes(snap.value.reshape(bshape), snap.undefined.reshape(bshape), snap.ub_overflow.reshape(bshape))
+    return self._chain(src, shaped, buf) if base is buf else self._chain(src, self._rechain_after(base, shaped), base)
+
+  def _rechain_after(self, after:UOp, shaped:Lanes) -> Lanes:
+    # the value of a nested AFTER base viewed with this AFTER's new state
+    return self._chain(after.src[0], shaped, self._buffer_of(after)) if self._base(after.src[0]).op in STORAGE else shaped
+
+  def _alu(self, u:UOp) -> Lanes:
+    op, srcs = u.op, [self._lanes(s) for s in u.src]
+    if op in GroupOp.Comparison:
+      cdt = least_upper_dtype(u.src[0].dtype, u.src[1].dtype)
+      ops = [self._commit(x, s.dtype, cdt) for x, s in zip(srcs, u.src)]
+      res = eval_alu(op, u.dtype, [o.value for o in ops], cdt)
+      return Lanes(res.value, _or(res.undefined, *[o.undefined for o in ops]), _or(res.ub_overflow, *[o.ub_overflow for o in ops]))
+    if op is Ops.WHERE:
+      c = srcs[0]
+      a, b = (self._commit(x, s.dtype, u.dtype) for x, s in zip(srcs[1:], u.src[1:]))
+      cv = np.asarray(c.value, bool)
+      sel = lambda f: np.where(cv, getattr(a, f), getattr(b, f))
+      return Lanes(sel("value").astype(a.value.dtype), sel("undefined") | np.broadcast_to(c.undefined, cv.shape),
+                   sel("ub_overflow") | np.broadcast_to(c.ub_overflow, cv.shape))
+    if op in (Ops.SHL, Ops.SHR):
+      ops = [self._commit(srcs[0], u.src[0].dtype, u.dtype), srcs[1]]
+    else:
+      ops = [self._commit(x, s.dtype, u.dtype) for x, s in zip(srcs, u.src)]
+    res = eval_alu(op, u.dtype, [o.value for o in ops], u.dtype)
+    shape = res.value.shape
+    return Lanes(res.value, _or(res.undefined, *[np.broadcast_to(o.undefined, shape) for o in ops]),
+                 _or(res.ub_overflow, *[np.broadcast_to(o.ub_overflow, shape) for o in ops]))
+
+  def _bitcast(self, u:UOp) -> Lanes:
+    x = self._lanes(u.src[0])
+    v = bitcast(x.value, u.src[0].dtype, u.dtype)
+    if v.shape == x.value.shape: return Lanes(v, x.undefined.copy(), x.ub_overflow.copy())
+    # itemsize changed: a lane is undefined if any source byte of it was
+    r = u.src[0].dtype.itemsize / u.dtype.itemsize
+    def move(m):
+      if r > 1: return np.repeat(m, int(r), axis=-1)
+      return m.reshape(m.shape[:-1] + (v.shape[-1], int(1 / r))).any(-1)
+    return Lanes(v, move(x.undefined), move(x.ub_overflow))
+
+  def _reduce(self, u:UOp) -> Lanes:
+    rop, n = u.arg
+    x = self._lanes(u.src[0])
+    axes = tuple(range(n))
+    dt, v = u.dtype, x.value
+    undef, ub = x.undefined.any(axis=axes), x.ub_overflow.any(axis=axes)
+    if dt == dtypes.bool:
+      out = (v.all(axis=axes) if rop is Ops.MUL else v.any(axis=axes)).astype(np.bool_)
+    elif dtypes.is_float(dt):
+      with np.errstate(all="ignore"):
+        f = v.astype(np.float64)
+        out = {Ops.ADD: np.sum, Ops.MUL: np.prod}[rop](f, axis=axes) if rop is not Ops.MAX else \
+              (np.max(f, axis=axes) if f.size else np.full(f.shape[n:], -np.inf))
+      if rop is Ops.MAX: undef = undef | np.isnan(f).any(axis=axes)  # NaN under MAX is order-dependent (see spec.alu)
+      out = round_to(out, dt)
+    else:
+      if rop is Ops.MAX:
+        out = np.max(v, axis=axes) if v.size else np.full(v.shape[n:], dt.min, np_dtype(dt))
+      else:
+        exact = (np.sum if rop is Ops.ADD else np.prod)(v.astype(object), axis=axes) if v.size else \
+                np.full(v.shape[n:], 0 if rop is Ops.ADD else 1, dtype=object)
+        exact = np.asarray(exact, dtype=object)
+        ovf = ~np.asarray(ints.in_range(exact, dt), dtype=bool)
+        if dt in ints.C_UB_SIGNED: ub = ub | ovf
+        if dt == dtypes.weakint: undef = undef | ovf
+        mask = (1 << ints.bits(dt)) - 1
+        out = ints.wrap(np.array([int(e) & mask for e in exact.ravel()], dtype=np.uint64).reshape(exact.shape), dt)
+    return Lanes(np.asarray(out), np.asarray(undef), np.asarray(ub))
+
+def _or(first:np.ndarray, *rest:np.ndarray) -> np.ndarray:
+  out = np.array(first, dtype=bool, copy=True)
+  for r in rest: out = out | r
+  return out
+
+def _root(x) -> UOp:
+  if isinstance(x, UOp): return x
+  if hasattr(x, "uop"): return x.uop  # a Tensor
+  if isinstance(x, (list, tuple)): return UOp.sink(*[_root(t) for t in x])
+  raise SpecError(f"evaluate takes a Tensor, a UOp or a list of them, got {type(x).__name__}")
+
+def evaluate_lanes(x, inputs:dict[UOp, np.ndarray]|None=None) -> Lanes|tuple:
+  """Evaluate with lane masks: Lanes for a single output, a tuple of them for a SINK."""
+  return TensorInterpreter(inputs).run(_root(x))
+
+def evaluate(x, inputs:dict[UOp, np.ndarray]|None=None):
+  """Evaluate a Tensor, a UOp, or a SINK (or a list of Tensors) -> a numpy array, or a list for several outputs."""
+  r = evaluate_lanes(x, inputs)
+  return [v.value for v in r] if isinstance(r, tuple) else r.value

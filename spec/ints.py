@@ -1,0 +1,121 @@
+"""Exact integer semantics per dtype: wrap-around, division, shifts, and the two readings of overflow.
+
+Sources (tinygrad 0.14.0):
+- ``helpers.cdiv``/``cmod``: CDIV truncates toward zero, CMOD takes the sign of the dividend
+  (``cdiv(x,y) = abs(x)//abs(y) * sign``; ``cmod = x - cdiv(x,y)*y``), as C's ``/`` and ``%``.
+- ``helpers.floordiv``/``floormod``: FLOORDIV/FLOORMOD floor (Python ``//`` and ``%``).
+  Both helpers return 0 for a zero divisor; the *spec* calls division by zero undefined, since
+  the CPU backend renders CDIV/CMOD as C ``/`` and ``%`` (``renderer/cstyle.py``).
+- Sized ints hold two's-complement values and wrap (``dtype.truncate`` uses ctypes).
+
+Signed overflow has two readings, and the spec names both:
+- ``WRAP``: numpy and tinygrad's PYTHON emulator wrap modulo 2**bits.
+- ``UNDEFINED``: the CPU backend compiles C with ``clang -O2`` and no ``-fwrapv``
+  (``runtime/support/compiler_cpu.py``), so a C ``int``/``long`` overflow is undefined behaviour.
+  C's integer promotions make int8/int16 arithmetic happen in ``int`` (then convert back, which
+  clang defines as wrapping), so only int32/int64 results -- and uint16*uint16, which promotes
+  to ``int`` and can pass INT_MAX -- are UB. Unsigned arithmetic of uint32/uint64 wraps by
+  definition.
+Tensor-level comparison uses WRAP and reports the lanes where UNDEFINED would apply."""
+from __future__ import annotations
+from enum import Enum
+import numpy as np
+from tinygrad.dtype import DType, dtypes
+from uopcheck.spec.numpy_dtypes import np_dtype
+
+class OverflowReading(Enum):
+  WRAP = "wrap"            # numpy, DEV=PYTHON
+  UNDEFINED = "undefined"  # CPU backend: C without -fwrapv
+
+# dtypes whose signed overflow is undefined behaviour in the C the CPU backend emits
+C_UB_SIGNED = (dtypes.int32, dtypes.int64)
+
+def bits(dt:DType) -> int: return 64 if dt == dtypes.weakint else dt.bitsize
+
+def wrap(x:np.ndarray, dt:DType) -> np.ndarray:
+  """Two's-complement wrap of (possibly wider) integer values into ``dt``."""
+  with np.errstate(over="ignore"): return np.asarray(x).astype(np_dtype(dt))
+
+def in_range(exact:np.ndarray, dt:DType) -> np.ndarray:
+  """Lanes of exact (int64 or Python-object) integers that fit ``dt``."""
+  lo, hi = (-2**63, 2**63-1) if dt == dtypes.weakint else (dt.min, dt.max)
+  return (exact >= lo) & (exact <= hi)
+
+def _exact_binary(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> np.ndarray:
+  """Exact result of a +,-,* on ints: int64 when the operands are <= 32 bits, Python ints otherwise."""
+  wide = bits(dt) >= 64 or dt == dtypes.uint32
+  a2, b2 = (a.astype(object), b.astype(object)) if wide else (a.astype(np.int64), b.astype(np.int64))
+  with np.errstate(over="ignore"): r = {"add": a2 + b2, "sub": a2 - b2, "mul": a2 * b2}[op]
+  return np.asarray(r, dtype=object if wide else np.int64)
+
+def arith(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray]:
+  """(wrapped result in ``dt``, lanes that overflow ``dt``) for op in add/sub/mul."""
+  exact = _exact_binary(op, a, b, dt)
+  ovf = ~np.asarray(in_range(exact, dt), dtype=bool)
+  if exact.dtype == object: res = np.array([int(v) & ((1 << 64) - 1) for v in exact.ravel()], dtype=np.uint64).reshape(exact.shape)
+  else: res = exact
+  return wrap(res, dt), np.asarray(ovf, dtype=bool)
+
+def ub_overflow(op:str, a:np.ndarray, b:np.ndarray, dt:DType, ovf:np.ndarray) -> np.ndarray:
+  """Lanes whose overflow is undefined behaviour on the CPU backend (see module docstring)."""
+  if dt in C_UB_SIGNED: return ovf
+  if dt == dtypes.uint16 and op == "mul":  # promoted to int: 65535*65535 > INT_MAX
+    return (a.astype(np.int64) * b.astype(np.int64)) > 2**31 - 1
+  return np.zeros(np.shape(ovf), dtype=bool)
+
+def cdiv(a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """C division (truncate toward zero). Returns (result, undefined lanes, UB-overflow lanes)."""
+  undef = b == 0
+  safe_b = np.where(undef, 1, b).astype(a.dtype)
+  ovf = np.zeros(np.shape(a), bool)
+  if dt in dtypes.sints or dt == dtypes.weakint:
+    ovf = (a == (np.iinfo(a.dtype).min)) & (safe_b == -1)
+    safe_b = np.where(ovf, 1, safe_b).astype(a.dtype)
+  with np.errstate(over="ignore", divide="ignore"):
+    fq = a // safe_b
+    r = a - fq * safe_b
+    q = np.where((r != 0) & ((a < 0) != (safe_b < 0)), fq + 1, fq)
+    q = np.where(ovf, a, q)  # INT_MIN / -1 wraps to INT_MIN under WRAP
+  return wrap(np.where(undef, 0, q), dt), undef, ovf
+
+def cmod(a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """C remainder (sign of the dividend): a - cdiv(a,b)*b."""
+  q, undef, ovf = cdiv(a, b, dt)
+  with np.errstate(over="ignore"): r = a - q * np.where(undef, 1, b).astype(a.dtype)
+  return wrap(np.where(undef | ovf, 0, r), dt), undef, ovf
+
+def floordiv(a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Floor division (Python ``//``). Division by zero is undefined; MIN // -1 overflows."""
+  undef = b == 0
+  safe_b = np.where(undef, 1, b).astype(a.dtype)
+  ovf = np.zeros(np.shape(a), bool)
+  if dt in dtypes.sints or dt == dtypes.weakint:
+    ovf = (a == np.iinfo(a.dtype).min) & (safe_b == -1)
+    safe_b = np.where(ovf, 1, safe_b).astype(a.dtype)
+  with np.errstate(over="ignore", divide="ignore"): q = np.where(ovf, a, a // safe_b)
+  return wrap(np.where(undef, 0, q), dt), undef, ovf
+
+def floormod(a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  undef = b == 0
+  safe_b = np.where(undef, 1, b).astype(a.dtype)
+  with np.errstate(over="ignore", divide="ignore"): r = np.where((safe_b == -1), 0, a % np.where(safe_b == -1, 1, safe_b).astype(a.dtype))
+  return wrap(np.where(undef, 0, r), dt), undef, np.zeros(np.shape(a), bool)
+
+def shift(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """SHL/SHR. A count outside [0, bits) is undefined (C). SHR of a signed value is arithmetic.
+  SHL of a negative signed value, or one whose result leaves the type, is UB in C for int32/int64."""
+  w = bits(dt)
+  bb = b.astype(np.int64)
+  undef = (bb < 0) | (bb >= w)
+  cnt = np.where(undef, 0, bb).astype(np.uint64 if dt in dtypes.uints else np.int64)
+  with np.errstate(over="ignore"):
+    if op == "shl":
+      res = wrap(np.left_shift(a.astype(np.uint64) if dt in dtypes.uints else a.astype(np.int64), cnt), dt)
+      ovf = np.zeros(np.shape(a), bool)
+      if dt in C_UB_SIGNED:
+        back = np.right_shift(res.astype(np.int64), cnt.astype(np.int64))
+        ovf = (a < 0) | (back != a.astype(np.int64))
+    else:
+      res = wrap(np.right_shift(a, cnt.astype(a.dtype)), dt)
+      ovf = np.zeros(np.shape(a), bool)
+  return res, undef, ovf & ~undef

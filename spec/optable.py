@@ -1,0 +1,148 @@
+"""The op table: one entry per tinygrad ``Ops`` member.
+
+Each entry says where the op may appear (tensor graph, kernel AST, program), its typing rule (as
+text and as an executable check), and its value semantics, or why it is outside uopcheck's
+scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this table doesn't name."""
+from __future__ import annotations
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+from tinygrad.uop import Ops, GroupOp
+from tinygrad.uop.ops import UOp
+from tinygrad.dtype import dtypes
+
+class Stage(Enum):
+  TENSOR = "tensor"    # the graph Tensor builds, before scheduling
+  KERNEL = "kernel"    # a kernel AST (SINK) made by rangeify
+  PROGRAM = "program"  # after codegen: linearized, lowered program uops
+
+T, K, P = Stage.TENSOR, Stage.KERNEL, Stage.PROGRAM
+
+@dataclass(frozen=True)
+class OpSpec:
+  op: Ops
+  stages: frozenset[Stage]
+  typing: str
+  semantics: str
+  check: Callable[[UOp], str|None]|None = None   # returns the broken rule, or None
+  out_of_scope: str|None = None                   # reason, when the reference does not evaluate it
+
+def _weak_ok(s:UOp, dt) -> bool: return s.dtype == dt or s.dtype in dtypes.weaks or s.base.is_invalid
+
+def _check_same(u:UOp) -> str|None:
+  if all(_weak_ok(s, u.dtype) for s in u.src): return None
+  return f"operands must have the result dtype {u.dtype} (or be weak), got {[s.dtype for s in u.src]}"
+
+def _check_float_unary(u:UOp) -> str|None:
+  if not dtypes.is_float(u.dtype): return f"{u.op} is defined on floats only, got {u.dtype}"
+  return _check_same(u)
+
+def _check_int_only(u:UOp) -> str|None:
+  if not (dtypes.is_int(u.dtype) or u.dtype == dtypes.bool and u.op in (Ops.AND, Ops.OR, Ops.XOR)):
+    return f"{u.op} is defined on ints only, got {u.dtype}"
+  return _check_same(u) if u.op not in (Ops.SHL, Ops.SHR) else None
+
+def _check_cmp(u:UOp) -> str|None:
+  if u.dtype != dtypes.bool: return f"a comparison's result is bool, got {u.dtype}"
+  a, b = u.src
+  if a.dtype == b.dtype or a.dtype in dtypes.weaks or b.dtype in dtypes.weaks: return None
+  return f"comparison operands must share a dtype (or one be weak), got {a.dtype} and {b.dtype}"
+
+def _check_where(u:UOp) -> str|None:
+  if u.src[0].dtype != dtypes.bool: return f"WHERE's condition must be bool, got {u.src[0].dtype}"
+  if all(_weak_ok(s, u.dtype) for s in u.src[1:]): return None
+  return f"WHERE's branches must have the result dtype {u.dtype}, got {[s.dtype for s in u.src[1:]]}"
+
+def _check_threefry(u:UOp) -> str|None:
+  return None if u.dtype == dtypes.uint64 else f"THREEFRY works on uint64, got {u.dtype}"
+
+def _check_reduce(u:UOp) -> str|None:
+  if not (isinstance(u.arg, tuple) and len(u.arg) == 2 and u.arg[0] in GroupOp.Reduce):
+    return f"REDUCE's arg is (op in {{ADD, MUL, MAX}}, num_axes), got {u.arg}"
+  return None
+
+_ALU_SEM = "spec.alu.eval_alu: numpy at the result dtype; ints wrap (spec.ints), floats IEEE (spec.floats)"
+_OOS_RENDER = "a renderer/linearizer artifact with no value of its own; checked structurally only"
+
+def _e(op, stages, typing, semantics, check=None, oos=None) -> OpSpec:
+  return OpSpec(op, frozenset(stages), typing, semantics, check, oos)
+
+def _build() -> dict[Ops, OpSpec]:
+  t: dict[Ops, OpSpec] = {}
+  for op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL):
+    t[op] = _e(op, {T, K, P}, "float -> same float (weakint promotes to weakfloat)", _ALU_SEM+"; transcendental tolerance", _check_float_unary)
+  t[Ops.NEG] = _e(Ops.NEG, {T, K, P}, "x -> x's dtype", "-x; int: 0-x wrapping, INT_MIN is UB on CPU for int32/int64", _check_same)
+  t[Ops.TRUNC] = _e(Ops.TRUNC, {T, K, P}, "float -> same float", "round toward zero", _check_float_unary)
+  for op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX, Ops.MULACC):
+    t[op] = _e(op, {T, K, P}, "operands share the result dtype (weak operands commit to it)", _ALU_SEM, _check_same)
+  t[Ops.FDIV] = _e(Ops.FDIV, {T, K}, "float operands share the result dtype", "IEEE division; x/0 = +-inf, 0/0 = NaN", _check_float_unary)
+  t[Ops.POW] = _e(Ops.POW, {T, K}, "float operands share the result dtype", "x**y (numpy power); transcendental tolerance", _check_float_unary)
+  for op in (Ops.CDIV, Ops.CMOD):
+    t[op] = _e(op, {T, K, P}, "int operands share the result dtype", "C semantics: truncating (helpers.cdiv/cmod); /0 undefined", _check_int_only)
+  for op in (Ops.FLOORDIV, Ops.FLOORMOD):
+    t[op] = _e(op, {T, K}, "int operands share the result dtype", "floor semantics (helpers.floordiv/floormod); /0 undefined", _check_int_only)
+  for op in (Ops.SHL, Ops.SHR):
+    t[op] = _e(op, {T, K, P}, "int lhs gives the result dtype; count is the same dtype, uint32 or weakint",
+               "count outside [0,bits) undefined; SHR arithmetic on signed", _check_int_only)
+  for op in (Ops.AND, Ops.OR, Ops.XOR):
+    t[op] = _e(op, {T, K, P}, "int or bool operands share the result dtype", "bitwise", _check_int_only)
+  for op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
+    t[op] = _e(op, {T, K, P}, "two operands of one dtype (or weak) -> bool", "IEEE compare: NaN < x false, NaN != x true", _check_cmp)
+  t[Ops.WHERE] = _e(Ops.WHERE, {T, K, P}, "bool cond, branches share the result dtype", "cond ? a : b, lane-wise", _check_where)
+  t[Ops.THREEFRY] = _e(Ops.THREEFRY, {T, K}, "uint64 x uint64 -> uint64", "Threefry-2x32, 20 rounds (spec.alu.threefry2x32)", _check_threefry)
+  t[Ops.CAST] = _e(Ops.CAST, {T, K, P}, "any -> arg dtype", "spec.alu.cast: float->int truncates, out of range undefined; int->int wraps")
+  t[Ops.BITCAST] = _e(Ops.BITCAST, {T, K, P}, "any -> arg dtype; last axis scales by itemsize ratio", "reinterpret the bytes")
+  t[Ops.CONST] = _e(Ops.CONST, {T, K, P}, "dtype from the value: int->weakint, float->weakfloat, bool->bool (or explicit)",
+                    "the value, broadcast to its shape; Invalid marks a lane with no value")
+  for op in (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP):
+    t[op] = _e(op, {T} | ({K, P} if op is Ops.SHRINK else set()), "keeps the dtype; shape per UOp._shape",
+               "index remapping (ref.movement); EXPAND prepends its shape, PAD is (offset, size) and fills 0")
+  t[Ops.REDUCE] = _e(Ops.REDUCE, {T, K}, "keeps the dtype; arg (op, n) reduces the first n axes (tensor) or the given ranges (kernel)",
+                     "ADD/MUL/MAX fold; ints wrap at the dtype, floats accumulate in float64 then round", _check_reduce)
+  t[Ops.BUFFER] = _e(Ops.BUFFER, {T, K, P}, "ParamArg dtype; src[0] is the size", "device memory; a Variable is a 0-d ALU BUFFER")
+  t[Ops.PARAM] = _e(Ops.PARAM, {K, P}, "ParamArg dtype", "the kernel's n-th argument buffer")
+  t[Ops.CONTIGUOUS] = _e(Ops.CONTIGUOUS, {T}, "keeps the dtype", "identity on values (a realize hint)")
+  t[Ops.CONTIGUOUS_BACKWARD] = _e(Ops.CONTIGUOUS_BACKWARD, {T}, "keeps the dtype", "identity on values")
+  t[Ops.DETACH] = _e(Ops.DETACH, {T}, "keeps the dtype", "identity on values (gradient stop)")
+  t[Ops.COPY] = _e(Ops.COPY, {T}, "keeps the dtype; arg is the target device", "identity on values, moves devices")
+  t[Ops.AFTER] = _e(Ops.AFTER, {T, K}, "src[0]'s dtype", "src[0]'s value once the stores in src[1:] are done")
+  t[Ops.STORE] = _e(Ops.STORE, {T, K, P}, "void; (target, value[, gate])", "writes value through the target view")
+  t[Ops.SINK] = _e(Ops.SINK, {T, K, P}, "void", "the tuple of its sources' values")
+  t[Ops.STACK] = _e(Ops.STACK, {T, K, P}, "sources share a dtype; shape (n,)+src shape", "stacks its sources (vectors and shape args)")
+  t[Ops.INDEX] = _e(Ops.INDEX, {K, P}, "buffer dtype; int indices", "address of buf[idx]; Invalid index gates the lane")
+  t[Ops.LOAD] = _e(Ops.LOAD, {K, P}, "the INDEX's dtype", "reads buf[idx] (alt value when gated off)")
+  t[Ops.RANGE] = _e(Ops.RANGE, {K, P}, "weakint/int; src[0] is the end", "loop variable over [0, end)")
+  t[Ops.END] = _e(Ops.END, {K, P}, "void; closes RANGEs", "ends the loops of its RANGE sources")
+  t[Ops.CALL] = _e(Ops.CALL, {T, K}, "void for kernels", "runs its body (a kernel SINK, COPY or PROGRAM) on its arguments")
+  t[Ops.SPECIAL] = _e(Ops.SPECIAL, {K, P}, "int32 after lowering", "a GPU launch index in [0, end)")
+  t[Ops.BINARY] = _e(Ops.BINARY, {P}, "uint8 bytes", "compiled code", oos="compiled bytes; compared by running them")
+  for op, why in [(Ops.NOOP, _OOS_RENDER), (Ops.REWRITE_ERROR, "marks a failed rewrite; its presence is itself an error"),
+                  (Ops.FUNCTION, "gradient-able call body; the reference evaluates graphs after tinygrad inlines functions"),
+                  (Ops.PROGRAM, "a compiled program; the fast path runs it"), (Ops.LINEAR, _OOS_RENDER), (Ops.SOURCE, _OOS_RENDER),
+                  (Ops.GROUP, _OOS_RENDER), (Ops.TUPLE, "FUNCTION plumbing, outside the evaluated graph"),
+                  (Ops.GETTUPLE, "FUNCTION plumbing, outside the evaluated graph"), (Ops.GETADDR, "HCQ address patching: runtime-only"),
+                  (Ops.WMMA, "tensor-core op made by opts on GPU targets; not emitted for CPU"),
+                  (Ops.BARRIER, _OOS_RENDER), (Ops.IF, _OOS_RENDER), (Ops.ENDIF, _OOS_RENDER),
+                  (Ops.CUSTOM, "inline source text: no semantics the spec can state"), (Ops.CUSTOMI, "inline source text"),
+                  (Ops.INS, "a machine instruction (ISA renderers)"), (Ops.STAGE, "scheduler-internal buffer staging before BUFFER"),
+                  (Ops.MSELECT, "multi-device: uopcheck runs single-device graphs"), (Ops.MSTACK, "multi-device"),
+                  (Ops.CUSTOM_FUNCTION, "opaque runtime function (hcq, graph, encdec)"), (Ops.UNSHARD, "multi-device sharding"),
+                  (Ops.ALLREDUCE, "multi-device collective"), (Ops.PYLITERAL, "pattern-compiler IR, never in a graph")]:
+    stages = {P} if op in (Ops.PROGRAM, Ops.LINEAR, Ops.SOURCE, Ops.BARRIER, Ops.IF, Ops.ENDIF, Ops.INS, Ops.GETADDR, Ops.CUSTOM, Ops.CUSTOMI) \
+             else {T} if op in (Ops.FUNCTION, Ops.TUPLE, Ops.GETTUPLE, Ops.STAGE, Ops.MSELECT, Ops.MSTACK, Ops.UNSHARD, Ops.ALLREDUCE) \
+             else {K, P} if op in (Ops.WMMA, Ops.GROUP) else set()
+    t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why)
+  return t
+
+OP_TABLE: dict[Ops, OpSpec] = _build()
+
+def op_spec(op:Ops) -> OpSpec:
+  if op not in OP_TABLE:
+    from uopcheck.spec.errors import SpecError
+    raise SpecError("unknown op: not in uopcheck's op table (spec/optable.py)", op)
+  return OP_TABLE[op]
+
+def check_typing(u:UOp) -> str|None:
+  """The typing rule of ``u``'s op applied to ``u``: the broken rule, or None."""
+  spec = op_spec(u.op)
+  return spec.check(u) if spec.check is not None else None
