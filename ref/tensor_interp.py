@@ -17,7 +17,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, buffers
 from tinygrad.dtype import DType, dtypes, least_upper_dtype, Invalid
 from uopcheck.spec.errors import SpecError
-from uopcheck.spec.optable import op_spec, check_typing
+from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes, eval_alu, cast, bitcast
 from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to
 from uopcheck.spec import ints
@@ -128,6 +128,9 @@ class TensorInterpreter:
   # ** the evaluator, one op at a time **
   def _eval(self, u:UOp):
     spec = op_spec(u.op)  # SpecError for an op uopcheck doesn't know
+    if Stage.TENSOR not in spec.stages:
+      raise SpecError.at(u, "not allowed at the tensor stage", f"the spec gives it stages {sorted(s.value for s in spec.stages) or 'none'}"
+                         + (f" ({spec.out_of_scope})" if spec.out_of_scope else ""))
     if (broken := check_typing(u)) is not None: raise SpecError.at(u, f"typing rule broken: {broken}")
     op = u.op
     if op is Ops.CONST:
@@ -155,8 +158,7 @@ class TensorInterpreter:
       return Lanes(c.value, x.undefined | c.undefined, x.ub_overflow | c.ub_overflow)
     if op is Ops.BITCAST: return self._bitcast(u)
     if op is Ops.REDUCE: return self._reduce(u)
-    if spec.out_of_scope: raise SpecError.at(u, f"outside the reference interpreter's scope: {spec.out_of_scope}")
-    raise SpecError.at(u, "not evaluable at the tensor stage", f"the spec gives it stages {sorted(s.value for s in spec.stages)}")
+    raise SpecError.at(u, f"outside the reference interpreter's scope: {spec.out_of_scope or 'no tensor-level evaluator'}")
 
   def _after(self, u:UOp) -> Lanes:
     src = u.src[0]

@@ -73,7 +73,8 @@ def _build() -> dict[Ops, OpSpec]:
     t[op] = _e(op, {T, K, P}, "float -> same float (weakint promotes to weakfloat)", _ALU_SEM+"; transcendental tolerance", _check_float_unary)
   t[Ops.NEG] = _e(Ops.NEG, {T, K, P}, "x -> x's dtype", "-x; int: 0-x wrapping, INT_MIN is UB on CPU for int32/int64", _check_same)
   t[Ops.TRUNC] = _e(Ops.TRUNC, {T, K, P}, "float -> same float", "round toward zero", _check_float_unary)
-  for op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX, Ops.MULACC):
+  t[Ops.MULACC] = _e(Ops.MULACC, {P}, "operands share the result dtype", "a*b+c, made by codegen (never in a tensor graph)", _check_same)
+  for op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX):
     t[op] = _e(op, {T, K, P}, "operands share the result dtype (weak operands commit to it)", _ALU_SEM, _check_same)
   t[Ops.FDIV] = _e(Ops.FDIV, {T, K}, "float operands share the result dtype", "IEEE division; x/0 = +-inf, 0/0 = NaN", _check_float_unary)
   t[Ops.POW] = _e(Ops.POW, {T, K}, "float operands share the result dtype", "x**y (numpy power); transcendental tolerance", _check_float_unary)

@@ -5,8 +5,16 @@ Importing any ``uopcheck.*`` module first runs this file. tinygrad reads ``HCQ2`
 (HCQ2 on CPU) must be chosen here, before tinygrad is imported. ``HCQ2=0`` in the environment
 selects the plain path for the whole process; ``uopcheck.fast.hcq2_mode`` switches per run.
 """
-import os
+import os, shutil
 
 os.environ.setdefault("HCQ2", "1")
+
+# tinygrad's CPU backend runs ``$CC`` (default ``clang``). Debian 12's clang 14 rejects ``__bf16`` arithmetic,
+# so when the user hasn't chosen a compiler, prefer the newest versioned clang the set-up installed.
+if "CC" not in os.environ:
+  for _cc in ("clang-20", "clang-19", "clang-18", "clang-17"):
+    if shutil.which(_cc):
+      os.environ["CC"] = _cc
+      break
 
 __version__ = "0.1.0"

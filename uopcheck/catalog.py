@@ -1,0 +1,97 @@
+"""Real model graphs as case builders: each returns fresh Tensors built from a fixed seed.
+
+Used by ``pytest conformance/`` (conformance/test_real_graphs.py), ``uopcheck check`` and the benchmarks."""
+from __future__ import annotations
+from typing import Callable
+import numpy as np
+from tinygrad import Tensor, dtypes
+
+def _rand(rng:np.random.Generator, *shape, scale=1.0, dtype=dtypes.float32) -> Tensor:
+  return Tensor((rng.standard_normal(shape) * scale).astype(np.float32)).cast(dtype) if dtype != dtypes.float32 else \
+         Tensor((rng.standard_normal(shape) * scale).astype(np.float32))
+
+def matmul(n=16, seed=0):
+  r = np.random.default_rng(seed); return _rand(r, n, n) @ _rand(r, n, n)
+
+def matmul_relu_sum(n=64, seed=0):
+  r = np.random.default_rng(seed); return (_rand(r, n, n) @ _rand(r, n, n)).relu().sum()
+
+def conv2d(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 2, 3, 8, 8).conv2d(_rand(r, 4, 3, 3, 3, scale=0.3), padding=1, stride=1)
+
+def conv2d_strided(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 1, 2, 9, 9).conv2d(_rand(r, 3, 2, 3, 3, scale=0.3), stride=2, dilation=1)
+
+def softmax(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 4, 33, scale=3).softmax(-1)
+
+def log_softmax(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 4, 17, scale=3).log_softmax(-1)
+
+def layernorm(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 6, 32).layernorm(axis=-1) * _rand(r, 32) + _rand(r, 32)
+
+def rmsnorm(seed=0):
+  r = np.random.default_rng(seed); x = _rand(r, 5, 48)
+  return x * (x.square().mean(-1, keepdim=True) + 1e-6).rsqrt() * _rand(r, 48)
+
+def attention(seed=0):
+  r = np.random.default_rng(seed)
+  q, k, v = _rand(r, 2, 4, 8, 16), _rand(r, 2, 4, 8, 16), _rand(r, 2, 4, 8, 16)
+  return q.scaled_dot_product_attention(k, v, is_causal=True)
+
+def embedding(seed=0):
+  r = np.random.default_rng(seed)
+  table = _rand(r, 20, 8)
+  idx = Tensor(r.integers(0, 20, size=(3, 5)).astype(np.int32))
+  return table[idx]
+
+def cumsum(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 3, 19).cumsum(axis=1)
+
+def argmax(seed=0):
+  r = np.random.default_rng(seed); return _rand(r, 7, 13).argmax(axis=1)
+
+def gelu_mlp(seed=0):
+  r = np.random.default_rng(seed); x = _rand(r, 4, 16)
+  return (x @ _rand(r, 16, 32, scale=0.25)).gelu() @ _rand(r, 32, 8, scale=0.25)
+
+def llama_block(seed=0, backward=False):
+  """A toy Llama block: RMSNorm, rotary attention with grouped-query heads, SwiGLU FFN, residuals."""
+  r = np.random.default_rng(seed)
+  B, T, D, H, KV, HD, F = 2, 6, 32, 4, 2, 8, 48
+  x = _rand(r, B, T, D)
+  wq, wk, wv, wo = _rand(r, D, H*HD, scale=0.2), _rand(r, D, KV*HD, scale=0.2), _rand(r, D, KV*HD, scale=0.2), _rand(r, H*HD, D, scale=0.2)
+  w1, w3, w2 = _rand(r, D, F, scale=0.2), _rand(r, D, F, scale=0.2), _rand(r, F, D, scale=0.2)
+  g1, g2 = _rand(r, D), _rand(r, D)
+  params = [wq, wk, wv, wo, w1, w2, w3, g1, g2]
+  if backward:
+    for p in params: p.requires_grad = True
+  def rms(z, g): return z * (z.square().mean(-1, keepdim=True) + 1e-5).rsqrt() * g
+  freqs = 1.0 / (10000 ** (np.arange(0, HD, 2, dtype=np.float32) / HD))
+  ang = np.outer(np.arange(T, dtype=np.float32), freqs)
+  cos, sin = Tensor(np.cos(ang).astype(np.float32)), Tensor(np.sin(ang).astype(np.float32))
+  def rope(z):  # z: (B, T, h, HD)
+    z1, z2 = z[..., 0::2], z[..., 1::2]
+    c, s = cos.reshape(1, T, 1, HD//2), sin.reshape(1, T, 1, HD//2)
+    return (z1 * c - z2 * s).unsqueeze(-1).cat((z1 * s + z2 * c).unsqueeze(-1), dim=-1).flatten(-2)
+  h = rms(x, g1)
+  q = rope((h @ wq).reshape(B, T, H, HD)).transpose(1, 2)
+  k = rope((h @ wk).reshape(B, T, KV, HD)).transpose(1, 2).repeat_interleave(H // KV, dim=1)
+  v = (h @ wv).reshape(B, T, KV, HD).transpose(1, 2).repeat_interleave(H // KV, dim=1)
+  a = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(B, T, H*HD) @ wo
+  x2 = x + a
+  h2 = rms(x2, g2)
+  out = x2 + ((h2 @ w1).silu() * (h2 @ w3)) @ w2
+  if not backward: return out
+  loss = out.square().mean()
+  loss.backward()
+  return [loss] + [p.grad for p in params]
+
+def llama_block_backward(seed=0): return llama_block(seed, backward=True)
+
+REAL_GRAPHS: dict[str, Callable] = {
+  "matmul": matmul, "matmul_relu_sum": matmul_relu_sum, "conv2d": conv2d, "conv2d_strided": conv2d_strided, "softmax": softmax,
+  "log_softmax": log_softmax, "layernorm": layernorm, "rmsnorm": rmsnorm, "attention": attention, "embedding": embedding,
+  "cumsum": cumsum, "argmax": argmax, "gelu_mlp": gelu_mlp, "llama_block": llama_block, "llama_block_backward": llama_block_backward,
+}
