@@ -21,8 +21,8 @@ from tinygrad.uop import Ops
 @dataclass(frozen=True)
 class Tolerance:
   """A lane passes when |fast-ref| <= atol + rtol*|ref|, or when it is within ``ulps`` units in the last place."""
-  rtol: float = 0.0
-  atol: float = 0.0
+  rtol: float|np.ndarray = 0.0   # an array gives one tolerance per lane
+  atol: float|np.ndarray = 0.0
   ulps: int = 0
 
 # machine epsilon (distance from 1.0 to the next value) per float dtype
@@ -45,6 +45,17 @@ def op_tolerance(op:Ops, dt:DType) -> Tolerance:
     # half/bfloat16 are evaluated in float32 and rounded: 2 ulps of the narrow type; float32 polynomial: ~8 ulps
     return Tolerance(rtol=8*eps if dt in (dtypes.float32, dtypes.float64) else 2*eps, atol=max(16*tiny, 8*eps*1e-3), ulps=8)
   return Tolerance(rtol=2*eps, atol=tiny, ulps=2)
+
+def pow_tolerance(dt:DType, x:np.ndarray, y:np.ndarray) -> Tolerance:
+  """POW is lowered as exp2(y*log2|x|) computed in the op's own dtype, so the rounding of t = y*log2|x| (relative eps)
+  becomes an absolute error eps*|t| in the exponent and a relative error ln2*eps*|t| in the result. Per lane:
+  rtol = transcendental rtol + 2*ln2*eps*|t|."""
+  tol = op_tolerance(Ops.POW, dt)
+  if not dtypes.is_float(dt): return tol
+  with np.errstate(all="ignore"):
+    t = np.abs(np.asarray(y, np.float64) * np.log2(np.abs(np.asarray(x, np.float64))))
+  t = np.where(np.isfinite(t), t, 0.0)
+  return Tolerance(rtol=tol.rtol + 2 * np.log(2) * EPS[dt] * t, atol=tol.atol, ulps=tol.ulps)
 
 def graph_tolerance(dt:DType, depth:int=1, reduce_size:int=1) -> Tolerance:
   """Tolerance for a whole graph's output: error grows with the op chain and the reduction length."""

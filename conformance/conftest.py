@@ -1,0 +1,45 @@
+"""Shared fixtures: a conformance log that prints a summary at the end of the run, and dtype support probes."""
+from __future__ import annotations
+import functools, json, os, pathlib
+import pytest
+from tinygrad import Tensor, dtypes
+
+_RESULTS: list = []
+
+@pytest.fixture
+def conformance_log():
+  """Record a harness.CaseResult for the end-of-run summary (and reports/conformance.json)."""
+  return _RESULTS.append
+
+@functools.cache
+def _dtype_runs(dtname:str) -> str|None:
+  dt = getattr(dtypes, dtname)
+  try:
+    (Tensor([1.0, 2.0]).cast(dt) + Tensor([1.0, 2.0]).cast(dt)).realize()
+    return None
+  except Exception as e:
+    return f"{dt} does not compile on this machine's CPU backend (CC={os.environ.get('CC', 'clang')}): {str(e).splitlines()[0][:120]}"
+
+def require_dtype(dt):
+  """Skip (with the reason) when the machine's compiler can't build kernels of this dtype (bfloat16 needs clang >= 17)."""
+  if dt == dtypes.bfloat16 and (why := _dtype_runs("bfloat16")) is not None: pytest.skip(why)
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+  if not _RESULTS: return
+  tr = terminalreporter
+  n_ok = sum(r.ok for r in _RESULTS)
+  ub = [r for r in _RESULTS if r.ub_lanes]
+  tr.section("uopcheck conformance summary")
+  tr.write_line(f"cases: {len(_RESULTS)}  ref==fast: {n_ok}  differ: {len(_RESULTS) - n_ok}")
+  tr.write_line(f"lanes compared: {sum(c.checked for r in _RESULTS for c in r.comparisons)}  "
+                f"undefined (skipped): {sum(r.skipped_undefined for r in _RESULTS)}  "
+                f"resting on signed overflow (UB on CPU): {sum(r.ub_lanes for r in _RESULTS)} in {len(ub)} cases")
+  tr.write_line(f"ref time: {sum(r.ref_s for r in _RESULTS):.2f}s  fast time: {sum(r.fast_s for r in _RESULTS):.2f}s  "
+                f"kernels run: {sum(r.kernels for r in _RESULTS)}")
+  for r in ub[:8]: tr.write_line(f"  UB-on-CPU: {r.name}: {r.ub_lanes} lanes (result compared under wrap-around)")
+  for r in [r for r in _RESULTS if not r.ok][:20]: tr.write_line(f"  {r.line()}")
+  out = pathlib.Path(os.environ.get("UOPCHECK_REPORT_DIR", "reports"))
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "conformance.json").write_text(json.dumps([{"name": r.name, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s,
+                                                    "ub_lanes": r.ub_lanes, "undefined_skipped": r.skipped_undefined, "error": r.error}
+                                                   for r in _RESULTS], indent=1))

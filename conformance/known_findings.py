@@ -1,0 +1,41 @@
+"""Real disagreements between tinygrad 0.14.0 and the spec, found by this suite.
+
+Each finding names the lanes it covers. The op-by-op matrix leaves those lanes out (so the rest
+of the op keeps being checked), and ``test_known_findings.py`` runs exactly those lanes as
+``xfail(strict=True)``: the day tinygrad fixes one, the suite says so."""
+from __future__ import annotations
+import math
+from dataclasses import dataclass
+from typing import Callable
+from tinygrad import dtypes
+from tinygrad.uop import Ops
+
+@dataclass(frozen=True)
+class Finding:
+  op: Ops
+  dtypes: tuple
+  covers: Callable[..., bool]   # True for an input lane (unary: a; binary: a, b) the finding is about
+  lanes: tuple                  # the inputs that show it (tuples for binary ops)
+  what: str
+
+def _huge(x) -> bool: return math.isfinite(x) and abs(x) >= 1e15
+
+def _pow_special(a, b) -> bool:
+  fmax = (65504.0, 3.3895313892515355e38, 3.4028234663852886e38, 1.7976931348623157e308)
+  return (not math.isfinite(a)) or (not math.isfinite(b)) or abs(a) in fmax or abs(b) in fmax or (a == 0 and b < 0)
+
+FINDINGS = [
+  Finding(Ops.SIN, (dtypes.float64,), _huge, (1e15, -1e20, 1e100, 1.7976931348623157e308),
+          "SIN float64 for |x| >= ~1e15: tinygrad's decomposition (codegen/decomp/transcendental.py xsin, 'a 1.0 ULP "
+          "approximation') returns wrong values, and exactly 0.0 past ~1e70: payne_hanek_reduction keeps only 190 bits of 2/pi, "
+          "too few for float64's exponent range. sin(1e20) = -0.6453 (numpy, libm), tinygrad gives 0.2383."),
+  Finding(Ops.POW, (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64), _pow_special,
+          ((1.0, float("nan")), (1.0, float("inf")), (-1.0, float("-inf")), (-2.5, float("inf")), (-0.0, -1.0),
+           (3.4028234663852886e38, 1.0)),
+          "POW special values differ from C99 Annex F / IEEE 754 pow (and from tinygrad's own python_alu, Python pow): "
+          "pow(1, NaN) and pow(+-1, +-inf) give NaN instead of 1; pow(negative, huge even integer) gives NaN; "
+          "pow(-0, -1) gives +inf instead of -inf; pow(FLT_MAX, 1) overflows to inf (computed as exp2(y*log2(x)))."),
+]
+
+def finding_for(op:Ops, dt) -> Finding|None:
+  return next((f for f in FINDINGS if f.op is op and dt in f.dtypes), None)
