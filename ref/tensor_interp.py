@@ -41,6 +41,20 @@ def _lanes_move(op:Ops, x:Lanes, args:tuple) -> Lanes:
 def _as_ints(v:Lanes) -> tuple[int, ...]:
   return tuple(int(x) for x in np.atleast_1d(v.value).ravel())
 
+def read_buffer(u:UOp) -> np.ndarray|None:
+  """The contents of a realized BUFFER as a flat array in reference storage, or None when it holds no data.
+
+  This is the reference's only contact with a device: it asks the Buffer object already attached to the UOp
+  for its bytes (``Buffer.as_memoryview``). No kernel of the graph under test is scheduled or compiled."""
+  buf = buffers.get(u)
+  if buf is None or not hasattr(buf, "as_memoryview") or not buf.is_allocated() or not getattr(buf, "is_initialized", lambda: True)():
+    return None
+  return from_bytes(buf.as_memoryview(), u.dtype, (buf.size,))
+
+def load_inputs(x) -> dict[UOp, np.ndarray]:
+  """Read every realized BUFFER of a graph up front, so evaluation itself touches no device."""
+  return {u: a for u in _root(x).toposort(enter_calls=False) if u.op is Ops.BUFFER and (a := read_buffer(u)) is not None}
+
 class TensorInterpreter:
   """Evaluates one tensor-level graph. ``inputs`` overrides a BUFFER's initial contents (flat arrays)."""
   def __init__(self, inputs:dict[UOp, np.ndarray]|None=None):
@@ -78,10 +92,7 @@ class TensorInterpreter:
     if u in self.inputs:
       arr = np.asarray(self.inputs[u]).reshape(shape)
       return Lanes.ok(arr.astype(np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(arr, u.dtype))
-    buf = buffers.get(u)
-    if buf is not None and not isinstance(buf, tuple) and getattr(buf, "is_allocated", lambda: False)() and \
-       getattr(buf, "is_initialized", lambda: True)():
-      return Lanes.ok(from_bytes(buf.as_memoryview(), u.dtype, shape))
+    if (arr := read_buffer(u)) is not None: return Lanes.ok(arr.reshape(shape))
     # unrealized storage: every lane undefined until a STORE defines it
     return Lanes(np.zeros(shape, np_dtype(u.dtype)), np.ones(shape, bool), np.zeros(shape, bool))
 

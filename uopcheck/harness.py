@@ -15,7 +15,7 @@ from tinygrad.dtype import dtypes
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.compare import compare, Comparison
 from uopcheck.spec.floats import Tolerance, graph_tolerance
-from uopcheck.ref.tensor_interp import TensorInterpreter
+from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.spec.alu import Lanes
 from uopcheck import fast
 
@@ -81,7 +81,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
   try:
     tensors = _tensors(build())
     root = UOp.sink(*[t.uop for t in tensors])
-    interp = TensorInterpreter()
+    interp = TensorInterpreter(load_inputs(root))  # input bytes are read up front; evaluation touches no device
     st = time.perf_counter()
     ref_out = interp.run(root)
     res.ref_s = time.perf_counter() - st
