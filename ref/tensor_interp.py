@@ -61,18 +61,26 @@ class TensorInterpreter:
     self.vals: dict[UOp, Lanes|Write|tuple] = {}
     self.inputs = inputs or {}
     self.snapshots: dict[UOp, Lanes] = {}   # AFTER -> flat state of its buffer after its stores
+    self.fused_reduces: set[UOp] = set()    # REDUCEs evaluated as one einsum (see _contract)
+    self.deferred: set[UOp] = set()         # their inner MUL/PERMUTE nodes, evaluated only on demand
 
   # ** public **
   def run(self, root:UOp) -> Lanes|tuple:
-    for u in root.toposort(enter_calls=False):
-      if u in self.vals: continue
-      try: self.vals[u] = self._eval(u)
-      except SpecError: raise
-      except Exception as e: raise SpecError.at(u, "reference evaluation failed", f"{type(e).__name__}: {e}") from None
+    order = list(root.toposort(enter_calls=False))
+    self.fused_reduces, self.deferred = _plan_contractions(order)
+    for u in order:
+      if u in self.vals or u in self.deferred: continue
+      self.vals[u] = self._eval_checked(u)
     return self.vals[root]
+
+  def _eval_checked(self, u:UOp):
+    try: return self._eval(u)
+    except SpecError: raise
+    except Exception as e: raise SpecError.at(u, "reference evaluation failed", f"{type(e).__name__}: {e}") from None
 
   # ** helpers **
   def _lanes(self, u:UOp) -> Lanes:
+    if u not in self.vals: self.vals[u] = self._eval_checked(u)  # a deferred node someone needs after all
     v = self.vals[u]
     if not isinstance(v, Lanes): raise SpecError.at(u, "used as a value but it has none (a STORE/SINK/void op)")
     return v
@@ -232,8 +240,32 @@ class TensorInterpreter:
       return m.reshape(m.shape[:-1] + (v.shape[-1], int(1 / r))).any(-1)
     return Lanes(v, move(x.undefined), move(x.ub_overflow))
 
+  def _contract(self, u:UOp) -> Lanes|None:
+    """REDUCE(ADD) of PERMUTEs of MUL(x, y) is a sum of products: evaluate it as one float64 einsum over x and y
+    (never materializing the broadcast product). Same definition as the general path, without its n^3 memory."""
+    chain, s = [], u.src[0]
+    while s.op is Ops.PERMUTE: chain.append(s.arg); s = s.src[0]
+    mul = s
+    x, y = (self._commit(self._lanes(a), a.dtype, mul.dtype) for a in mul.src)
+    if x.undefined.any() or y.undefined.any() or x.ub_overflow.any() or y.ub_overflow.any(): return None
+    shape = np.broadcast_shapes(x.value.shape, y.value.shape)
+    perm = list(range(len(shape)))
+    for p in reversed(chain): perm = [perm[i] for i in p]  # axis i of the REDUCE input is axis perm[i] of the MUL
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(shape)]
+    def operand(v:np.ndarray) -> tuple[np.ndarray, str]:
+      v = v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
+      keep = [i for i in range(len(shape)) if v.shape[i] == shape[i] and not (shape[i] > 1 and v.strides[i] == 0)]
+      idx = tuple(slice(None) if i in keep else 0 for i in range(len(shape)))
+      return np.ascontiguousarray(v[idx], dtype=np.float64), "".join(letters[i] for i in keep)
+    (xa, xs), (ya, ys) = operand(x.value), operand(y.value)
+    out = "".join(letters[perm[i]] for i in range(u.arg[1], len(shape)))
+    with np.errstate(all="ignore"): r = np.einsum(f"{xs},{ys}->{out}", xa, ya, optimize=True)
+    z = np.zeros(np.shape(r), bool)
+    return Lanes(round_to(np.asarray(r), u.dtype), z, z.copy())
+
   def _reduce(self, u:UOp) -> Lanes:
     rop, n = u.arg
+    if u in self.fused_reduces and (fused := self._contract(u)) is not None: return fused
     x = self._lanes(u.src[0])
     axes = tuple(range(n))
     dt, v = u.dtype, x.value
@@ -260,6 +292,23 @@ class TensorInterpreter:
         mask = (1 << ints.bits(dt)) - 1
         out = ints.wrap(np.array([int(e) & mask for e in exact.ravel()], dtype=np.uint64).reshape(exact.shape), dt)
     return Lanes(np.asarray(out), np.asarray(undef), np.asarray(ub))
+
+def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
+  """Find float REDUCE(ADD) <- PERMUTE* <- MUL chains whose inner nodes have no other consumer: those inner nodes
+  are evaluated only if something else asks for them (see TensorInterpreter._contract)."""
+  consumers: dict[UOp, int] = {}
+  for u in order:
+    for s in u.src: consumers[s] = consumers.get(s, 0) + 1
+  reduces: set[UOp] = set()
+  deferred: set[UOp] = set()
+  for u in order:
+    if u.op is not Ops.REDUCE or u.arg[0] is not Ops.ADD or not dtypes.is_float(u.dtype) or u.dtype in dtypes.weaks: continue
+    inner, s = [], u.src[0]
+    while s.op is Ops.PERMUTE and consumers.get(s, 0) == 1: inner.append(s); s = s.src[0]
+    if s.op is Ops.MUL and consumers.get(s, 0) == 1 and s.dtype == u.dtype and len(s.src) == 2:
+      reduces.add(u)
+      deferred.update(inner + [s])
+  return reduces, deferred
 
 def _or(first:np.ndarray, *rest:np.ndarray) -> np.ndarray:
   out = np.array(first, dtype=bool, copy=True)

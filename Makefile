@@ -1,0 +1,42 @@
+# uopcheck: two commands do all set-up on a fresh machine.
+#   make demo   venv + install + run ref vs fast on the real graphs and print the report
+#   make test   venv + install + pytest conformance/
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.uopcheck-installed
+
+.PHONY: demo test clang install bench clean
+
+# tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
+clang:
+	@command -v clang >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 || { echo "uopcheck: clang is missing and apt-get is not available: install clang (Debian package 'clang') by hand" >&2; exit 1; }; \
+	  echo "installing clang (Debian package)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null) || \
+	    { echo "uopcheck: could not install the Debian package 'clang' (need root and the Debian mirror)" >&2; exit 1; }; }
+	@ls /usr/bin/clang-1[7-9] /usr/bin/clang-2[0-9] >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null 2>&1 && echo "installed clang-19 (bfloat16 kernels)") || \
+	  echo "note: clang-19 not installed; bfloat16 conformance cases will be skipped with a reason"; }
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -m pip install -q -e . 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec" && touch $(STAMP)
+
+install: clang $(STAMP)
+
+demo: install
+	@mkdir -p reports
+	$(VENV)/bin/uopcheck check --json reports/demo.json
+	@echo; echo "report written to reports/demo.json"
+
+test: install
+	$(PY) -m pytest conformance -q
+
+bench: install
+	$(PY) bench/ref_vs_fast.py
+
+clean:
+	rm -rf $(VENV) reports *.egg-info

@@ -1,0 +1,89 @@
+"""The ``uopcheck`` command line: one entry point, one subcommand per job.
+
+  uopcheck check [NAME ...] [--scheduler pkg.mod:fn] [--no-hcq2] [--json F]   ref vs fast on real graphs, as a table
+  uopcheck spec [--op NAME]                                                    the op table
+  uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
+  uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
+"""
+from __future__ import annotations
+import argparse, json, os, pathlib, subprocess, sys
+
+def _cmd_check(args) -> int:
+  from uopcheck import catalog, harness
+  names = args.names or list(catalog.REAL_GRAPHS)
+  unknown = [n for n in names if n not in catalog.REAL_GRAPHS]
+  if unknown:
+    print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
+    return 2
+  rows, failed = [], 0
+  print(f"{'graph':24s} {'result':6s} {'kernels':>7s} {'ref ms':>9s} {'fast ms':>9s} {'max abs err':>12s}  notes")
+  for n in names:
+    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
+    err = max((c.max_abs_err for c in r.comparisons), default=0.0)
+    note = r.error if r.error else (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "")
+    print(f"{n:24s} {'PASS' if r.ok else 'FAIL':6s} {r.kernels:7d} {r.ref_s*1e3:9.2f} {r.fast_s*1e3:9.1f} {err:12.3g}  {note}")
+    if not r.ok:
+      failed += 1
+      if r.reproducer: print(r.reproducer)
+    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
+  print(f"\n{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
+        f"scheduler={args.scheduler or 'tinygrad rangeify'})")
+  if args.json: pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+  return 1 if failed else 0
+
+def _cmd_spec(args) -> int:
+  from uopcheck.spec import OP_TABLE
+  ops = [o for o in OP_TABLE if args.op is None or o.name == args.op.upper()]
+  if not ops:
+    print(f"uopcheck: no op named {args.op!r}", file=sys.stderr)
+    return 2
+  for op in ops:
+    s = OP_TABLE[op]
+    stages = ",".join(sorted(st.value for st in s.stages)) or "-"
+    print(f"{op.name:20s} [{stages:22s}] {'OUT OF SCOPE: ' + s.out_of_scope if s.out_of_scope else s.semantics}")
+    if args.op: print(f"  typing: {s.typing}")
+  return 0
+
+def _cmd_conformance(args) -> int:
+  if not pathlib.Path("conformance").is_dir():
+    print("uopcheck: run this from a uopcheck checkout (conformance/ not found here)", file=sys.stderr)
+    return 2
+  return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
+
+def _cmd_amd(args) -> int:
+  from uopcheck.amd import cli as amd_cli
+  return amd_cli.main(args)
+
+def build_parser() -> argparse.ArgumentParser:
+  p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
+  sub = p.add_subparsers(dest="cmd", required=True)
+  c = sub.add_parser("check", help="ref vs fast on real model graphs, printed as a table")
+  c.add_argument("names", nargs="*", help="graphs from uopcheck.catalog (default: all)")
+  c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
+  c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
+  c.add_argument("--json", default=None, help="also write the table as JSON")
+  c.set_defaults(fn=_cmd_check)
+  s = sub.add_parser("spec", help="print the op table")
+  s.add_argument("--op", default=None)
+  s.set_defaults(fn=_cmd_spec)
+  k = sub.add_parser("conformance", help="run pytest conformance/")
+  k.add_argument("pytest_args", nargs=argparse.REMAINDER)
+  k.set_defaults(fn=_cmd_conformance)
+  a = sub.add_parser("amd", help="MI350X bring-up: doctor and env")
+  a.add_argument("amd_cmd", choices=["doctor", "env"])
+  a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")
+  a.add_argument("--json", action="store_true", help="machine-readable output")
+  a.set_defaults(fn=_cmd_amd)
+  return p
+
+def main(argv:list[str]|None=None) -> int:
+  args = build_parser().parse_args(argv)
+  try: return args.fn(args)
+  except Exception as e:
+    from uopcheck.spec import SpecError
+    if isinstance(e, SpecError):
+      print(f"uopcheck: {e}", file=sys.stderr)
+      return 2
+    raise
+
+if __name__ == "__main__": sys.exit(main())
