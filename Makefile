@@ -21,8 +21,7 @@ clang:
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-	$(PY) -m pip install -q -e . 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -m pip install -q -e .
 	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec" && touch $(STAMP)
 
 install: clang $(STAMP)
