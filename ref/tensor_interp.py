@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, buffers
-from tinygrad.dtype import DType, dtypes, least_upper_dtype, Invalid
+from tinygrad.dtype import dtypes, Invalid
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
-from uopcheck.spec.alu import Lanes, eval_alu, cast, bitcast
+from uopcheck.spec.alu import Lanes
+from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
 from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to
-from uopcheck.spec import ints
 from uopcheck.ref import movement
 
 @dataclass
@@ -89,11 +89,6 @@ class TensorInterpreter:
     if u.op is Ops.STACK and len(u.src) == 0: return ()
     return _as_ints(self._lanes(u))
 
-  def _commit(self, x:Lanes, src:DType, dst:DType) -> Lanes:
-    if src == dst: return x
-    c = cast(x.value, src, dst)
-    return Lanes(c.value, x.undefined | c.undefined, x.ub_overflow | c.ub_overflow)
-
   def _initial(self, u:UOp) -> Lanes:
     size = self._shape_arg(u.src[0]) if u.src else ()
     shape = size if u.is_variable else (int(np.prod(size, dtype=np.int64)),) if size else ()
@@ -157,7 +152,7 @@ class TensorInterpreter:
       return Lanes.ok(np.array(u.arg, dtype=np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(np.array(u.arg), u.dtype))
     if op is Ops.STACK:
       if not u.src: return Lanes.ok(np.zeros((0,), np.int64))
-      parts = [self._commit(self._lanes(s), s.dtype, u.dtype) if u.dtype != dtypes.void else self._lanes(s) for s in u.src]
+      parts = [commit(self._lanes(s), s.dtype, u.dtype) if u.dtype != dtypes.void else self._lanes(s) for s in u.src]
       return Lanes(np.stack([p.value for p in parts]), np.stack([p.undefined for p in parts]), np.stack([p.ub_overflow for p in parts]))
     if op is Ops.BUFFER: return self._initial(u)
     if op in PASSTHROUGH: return self._lanes(u.src[0])
@@ -166,15 +161,13 @@ class TensorInterpreter:
       if len(u.src) != 2: raise SpecError.at(u, "a tensor-level STORE is (target, value)")
       target, value = u.src
       idx = self._index_map(target)
-      val = self._commit(self._lanes(value), value.dtype, target.dtype)
+      val = commit(self._lanes(value), value.dtype, target.dtype)
       val = Lanes(*(np.broadcast_to(a, idx.shape) for a in (val.value, val.undefined, val.ub_overflow)))
       return Write(self._buffer_of(target), idx, val)
     if op is Ops.AFTER: return self._after(u)
     if op is Ops.SINK: return tuple(self.vals[s] for s in u.src)
     if op in GroupOp.ALU: return self._alu(u)
-    if op is Ops.CAST:
-      x = self._lanes(u.src[0]); c = cast(x.value, u.src[0].dtype, u.dtype)
-      return Lanes(c.value, x.undefined | c.undefined, x.ub_overflow | c.ub_overflow)
+    if op is Ops.CAST: return commit(self._lanes(u.src[0]), u.src[0].dtype, u.dtype)
     if op is Ops.BITCAST: return self._bitcast(u)
     if op is Ops.REDUCE: return self._reduce(u)
     raise SpecError.at(u, f"outside the reference interpreter's scope: {spec.out_of_scope or 'no tensor-level evaluator'}")
@@ -206,39 +199,9 @@ class TensorInterpreter:
     # the value of a nested AFTER base viewed with this AFTER's new state
     return self._chain(after.src[0], shaped, self._buffer_of(after)) if self._base(after.src[0]).op in STORAGE else shaped
 
-  def _alu(self, u:UOp) -> Lanes:
-    op, srcs = u.op, [self._lanes(s) for s in u.src]
-    if op in GroupOp.Comparison:
-      cdt = least_upper_dtype(u.src[0].dtype, u.src[1].dtype)
-      ops = [self._commit(x, s.dtype, cdt) for x, s in zip(srcs, u.src)]
-      res = eval_alu(op, u.dtype, [o.value for o in ops], cdt)
-      return Lanes(res.value, _or(res.undefined, *[o.undefined for o in ops]), _or(res.ub_overflow, *[o.ub_overflow for o in ops]))
-    if op is Ops.WHERE:
-      c = srcs[0]
-      a, b = (self._commit(x, s.dtype, u.dtype) for x, s in zip(srcs[1:], u.src[1:]))
-      cv = np.asarray(c.value, bool)
-      sel = lambda f: np.where(cv, getattr(a, f), getattr(b, f))
-      return Lanes(sel("value").astype(a.value.dtype), sel("undefined") | np.broadcast_to(c.undefined, cv.shape),
-                   sel("ub_overflow") | np.broadcast_to(c.ub_overflow, cv.shape))
-    if op in (Ops.SHL, Ops.SHR):
-      ops = [self._commit(srcs[0], u.src[0].dtype, u.dtype), srcs[1]]
-    else:
-      ops = [self._commit(x, s.dtype, u.dtype) for x, s in zip(srcs, u.src)]
-    res = eval_alu(op, u.dtype, [o.value for o in ops], u.dtype)
-    shape = res.value.shape
-    return Lanes(res.value, _or(res.undefined, *[np.broadcast_to(o.undefined, shape) for o in ops]),
-                 _or(res.ub_overflow, *[np.broadcast_to(o.ub_overflow, shape) for o in ops]))
+  def _alu(self, u:UOp) -> Lanes: return alu_node(u, [self._lanes(s) for s in u.src])
 
-  def _bitcast(self, u:UOp) -> Lanes:
-    x = self._lanes(u.src[0])
-    v = bitcast(x.value, u.src[0].dtype, u.dtype)
-    if v.shape == x.value.shape: return Lanes(v, x.undefined.copy(), x.ub_overflow.copy())
-    # itemsize changed: a lane is undefined if any source byte of it was
-    r = u.src[0].dtype.itemsize / u.dtype.itemsize
-    def move(m):
-      if r > 1: return np.repeat(m, int(r), axis=-1)
-      return m.reshape(m.shape[:-1] + (v.shape[-1], int(1 / r))).any(-1)
-    return Lanes(v, move(x.undefined), move(x.ub_overflow))
+  def _bitcast(self, u:UOp) -> Lanes: return bitcast_node(u, self._lanes(u.src[0]))
 
   def _contract(self, u:UOp) -> Lanes|None:
     """REDUCE(ADD) of PERMUTEs of MUL(x, y) is a sum of products: evaluate it as one float64 einsum over x and y
@@ -246,7 +209,7 @@ class TensorInterpreter:
     chain, s = [], u.src[0]
     while s.op is Ops.PERMUTE: chain.append(s.arg); s = s.src[0]
     mul = s
-    x, y = (self._commit(self._lanes(a), a.dtype, mul.dtype) for a in mul.src)
+    x, y = (commit(self._lanes(a), a.dtype, mul.dtype) for a in mul.src)
     if x.undefined.any() or y.undefined.any() or x.ub_overflow.any() or y.ub_overflow.any(): return None
     shape = np.broadcast_shapes(x.value.shape, y.value.shape)
     perm = list(range(len(shape)))
@@ -266,32 +229,7 @@ class TensorInterpreter:
   def _reduce(self, u:UOp) -> Lanes:
     rop, n = u.arg
     if u in self.fused_reduces and (fused := self._contract(u)) is not None: return fused
-    x = self._lanes(u.src[0])
-    axes = tuple(range(n))
-    dt, v = u.dtype, x.value
-    undef, ub = x.undefined.any(axis=axes), x.ub_overflow.any(axis=axes)
-    if dt == dtypes.bool:
-      out = (v.all(axis=axes) if rop is Ops.MUL else v.any(axis=axes)).astype(np.bool_)
-    elif dtypes.is_float(dt):
-      with np.errstate(all="ignore"):
-        f = v.astype(np.float64)
-        out = {Ops.ADD: np.sum, Ops.MUL: np.prod}[rop](f, axis=axes) if rop is not Ops.MAX else \
-              (np.max(f, axis=axes) if f.size else np.full(f.shape[n:], -np.inf))
-      if rop is Ops.MAX: undef = undef | np.isnan(f).any(axis=axes)  # NaN under MAX is order-dependent (see spec.alu)
-      out = round_to(out, dt)
-    else:
-      if rop is Ops.MAX:
-        out = np.max(v, axis=axes) if v.size else np.full(v.shape[n:], dt.min, np_dtype(dt))
-      else:
-        exact = (np.sum if rop is Ops.ADD else np.prod)(v.astype(object), axis=axes) if v.size else \
-                np.full(v.shape[n:], 0 if rop is Ops.ADD else 1, dtype=object)
-        exact = np.asarray(exact, dtype=object)
-        ovf = ~np.asarray(ints.in_range(exact, dt), dtype=bool)
-        if dt in ints.C_UB_SIGNED: ub = ub | ovf
-        if dt == dtypes.weakint: undef = undef | ovf
-        mask = (1 << ints.bits(dt)) - 1
-        out = ints.wrap(np.array([int(e) & mask for e in exact.ravel()], dtype=np.uint64).reshape(exact.shape), dt)
-    return Lanes(np.asarray(out), np.asarray(undef), np.asarray(ub))
+    return reduce_lanes(self._lanes(u.src[0]), tuple(range(n)), rop, u.dtype)
 
 def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
   """Find float REDUCE(ADD) <- PERMUTE* <- MUL chains whose inner nodes have no other consumer: those inner nodes
@@ -309,11 +247,6 @@ def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
       reduces.add(u)
       deferred.update(inner + [s])
   return reduces, deferred
-
-def _or(first:np.ndarray, *rest:np.ndarray) -> np.ndarray:
-  out = np.array(first, dtype=bool, copy=True)
-  for r in rest: out = out | r
-  return out
 
 def _root(x) -> UOp:
   if isinstance(x, UOp): return x
