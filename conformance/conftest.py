@@ -43,3 +43,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
   (out / "conformance.json").write_text(json.dumps([{"name": r.name, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s,
                                                     "ub_lanes": r.ub_lanes, "undefined_skipped": r.skipped_undefined, "error": r.error}
                                                    for r in _RESULTS], indent=1))
+
+def pytest_addoption(parser):
+  parser.addoption("--scheduler", default=None, help="candidate scheduler (package.module:get_kernel_graph) for the kernel checks")
+
+def pytest_configure(config):
+  pytest.uopcheck_scheduler = config.getoption("--scheduler")

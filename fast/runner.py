@@ -84,12 +84,14 @@ def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
 def _hooked_lower_and_compile(linear:UOp) -> UOp:
   out = _orig_lower_and_compile(linear)
   if (result := _STATE["result"]) is not None:
-    for call in out.src:
+    for call_in, call in zip(linear.src, out.src):
       if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM:
         prg = call.src[0]
         src = next((s.arg for s in prg.src if s.op is Ops.SOURCE), "")
         name = prg.arg.function_name if hasattr(prg.arg, "function_name") else str(prg.src[0].arg.name)
-        result.kernels.append(CapturedKernel(name, prg.src[0], prg, src))
+        # the kernel AST as rangeify made it (before codegen's optimizations), when the input call still holds it
+        ast = call_in.src[0] if call_in.op is Ops.CALL and call_in.src[0].op is Ops.SINK else prg.src[0]
+        result.kernels.append(CapturedKernel(name, ast, prg, src))
   return out
 
 tg_schedule.pm_schedule = PatternMatcher([(UPat(Ops.SINK, name="function"), _hooked_lower_sink_to_linear)])

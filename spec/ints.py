@@ -41,20 +41,36 @@ def in_range(exact:np.ndarray, dt:DType) -> np.ndarray:
   lo, hi = (-2**63, 2**63-1) if dt == dtypes.weakint else (dt.min, dt.max)
   return (exact >= lo) & (exact <= hi)
 
-def _exact_binary(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> np.ndarray:
-  """Exact result of a +,-,* on ints: int64 when the operands are <= 32 bits, Python ints otherwise."""
-  wide = bits(dt) >= 64 or dt == dtypes.uint32
-  a2, b2 = (a.astype(object), b.astype(object)) if wide else (a.astype(np.int64), b.astype(np.int64))
-  with np.errstate(over="ignore"): r = {"add": a2 + b2, "sub": a2 - b2, "mul": a2 * b2}[op]
-  return np.asarray(r, dtype=object if wide else np.int64)
+def _wide_arith(op:str, a:np.ndarray, b:np.ndarray, signed:bool) -> tuple[np.ndarray, np.ndarray]:
+  """64-bit add/sub/mul: the wrapped result and the overflow lanes, from the classic two's-complement identities."""
+  t = np.int64 if signed else np.uint64
+  a, b = np.asarray(a).astype(t), np.asarray(b).astype(t)
+  with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+    if op == "add":
+      r = a + b
+      ovf = ((a ^ r) & (b ^ r)) < 0 if signed else r < a
+    elif op == "sub":
+      r = a - b
+      ovf = ((a ^ b) & (a ^ r)) < 0 if signed else a < b
+    else:
+      r = a * b
+      nz = a != 0
+      back = r // np.where(nz, a, 1).astype(t)
+      ovf = nz & (back != b)
+      if signed: ovf |= (a == -1) & (b == np.iinfo(np.int64).min) | (b == -1) & (a == np.iinfo(np.int64).min)
+  return r, np.asarray(ovf, bool)
 
 def arith(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.ndarray]:
   """(wrapped result in ``dt``, lanes that overflow ``dt``) for op in add/sub/mul."""
-  exact = _exact_binary(op, a, b, dt)
+  if bits(dt) >= 64:
+    r, ovf = _wide_arith(op, a, b, signed=dt != dtypes.uint64)
+    return wrap(r, dt), ovf
+  wide_t = np.uint64 if dt == dtypes.uint32 and op == "mul" else np.int64  # every exact result fits
+  a2, b2 = np.asarray(a).astype(wide_t), np.asarray(b).astype(wide_t)
+  with np.errstate(over="ignore"):
+    exact = {"add": a2 + b2, "sub": a2 - b2, "mul": a2 * b2}[op] if wide_t == np.int64 else a2 * b2
   ovf = ~np.asarray(in_range(exact, dt), dtype=bool)
-  if exact.dtype == object: res = np.array([int(v) & ((1 << 64) - 1) for v in exact.ravel()], dtype=np.uint64).reshape(exact.shape)
-  else: res = exact
-  return wrap(res, dt), np.asarray(ovf, dtype=bool)
+  return wrap(exact, dt), ovf
 
 def ub_overflow(op:str, a:np.ndarray, b:np.ndarray, dt:DType, ovf:np.ndarray) -> np.ndarray:
   """Lanes whose overflow is undefined behaviour on the CPU backend (see module docstring)."""

@@ -1,6 +1,7 @@
 """The ``uopcheck`` command line: one entry point, one subcommand per job.
 
-  uopcheck check [NAME ...] [--scheduler pkg.mod:fn] [--no-hcq2] [--json F]   ref vs fast on real graphs, as a table
+  uopcheck check [NAME ...] [--per-kernel] [--scheduler pkg.mod:fn] [--no-hcq2] [--json F]
+                                                                               ref vs fast on real graphs, as a table
   uopcheck spec [--op NAME]                                                    the op table
   uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
@@ -15,6 +16,7 @@ def _cmd_check(args) -> int:
   if unknown:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
+  if args.per_kernel: return _per_kernel(args, names)
   rows, failed = [], 0
   print(f"{'graph':24s} {'result':6s} {'kernels':>7s} {'ref ms':>9s} {'fast ms':>9s} {'max abs err':>12s}  notes")
   for n in names:
@@ -29,6 +31,17 @@ def _cmd_check(args) -> int:
   print(f"\n{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
         f"scheduler={args.scheduler or 'tinygrad rangeify'})")
   if args.json: pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+  return 1 if failed else 0
+
+def _per_kernel(args, names) -> int:
+  from uopcheck import catalog
+  from uopcheck.fast.kernel_check import check_per_kernel
+  failed = 0
+  for n in names:
+    r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
+    print(f"== {n} ({'HCQ2' if r.hcq2 else 'plain'} path, scheduler={args.scheduler or 'tinygrad rangeify'})")
+    print(r.table()); print()
+    failed += not r.ok
   return 1 if failed else 0
 
 def _cmd_spec(args) -> int:
@@ -62,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON")
+  c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
   c.set_defaults(fn=_cmd_check)
   s = sub.add_parser("spec", help="print the op table")
   s.add_argument("--op", default=None)

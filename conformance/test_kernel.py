@@ -1,0 +1,72 @@
+"""Kernel-level oracle: every kernel rangeify makes, checked on its own, and blame put on the right stage."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp, UPat, PatternMatcher
+from uopcheck import catalog, fast
+from uopcheck.spec import SpecError
+from uopcheck.fast.kernel_check import check_per_kernel
+from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
+
+@pytest.mark.parametrize("name", list(catalog.REAL_GRAPHS))
+def test_kernel_per_kernel_real_graph(name):
+  res = check_per_kernel(catalog.REAL_GRAPHS[name], name, scheduler=pytest.uopcheck_scheduler)
+  assert res.ok, res.table()
+  assert res.kernels and all(k.ok for k in res.kernels) and res.chain_ok and res.tensor_ok
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm"])
+def test_kernel_plain_runtime_path(name):
+  res = check_per_kernel(catalog.REAL_GRAPHS[name], name, hcq2=False)
+  assert res.ok and not res.hcq2, res.table()
+
+def _relu_max():
+  x = Tensor(np.linspace(-3, 3, 48, dtype=np.float32).reshape(6, 8)).realize()
+  return (x.relu() * 2).max(axis=1)
+
+# a wrong rangeify rule: every ADD-reduction becomes a MAX-reduction before kernels are formed
+_wrong_rangeify = PatternMatcher([(UPat(Ops.REDUCE, name="r"), lambda r: r.replace(arg=(Ops.MAX, r.arg[1])) if r.arg[0] is Ops.ADD else None)])
+
+def test_kernel_blame_scheduler_for_a_wrong_rangeify_rule(monkeypatch):
+  import tinygrad.schedule.rangeify as rangeify
+  monkeypatch.setattr(rangeify, "earliest_rewrites", _wrong_rangeify + rangeify.earliest_rewrites)
+  res = check_per_kernel(lambda: Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).realize().sum(axis=1) + 1, "sum under a wrong rangeify rule")
+  assert all(k.ok for k in res.kernels), res.table()   # each kernel faithfully computes its (wrong) AST
+  assert not res.chain_ok and res.blame == "scheduler", res.table()
+
+# a wrong codegen rule: float MAX becomes ADD late in codegen (after the kernel AST is fixed)
+_wrong_codegen = PatternMatcher([(UPat(Ops.MAX, dtype=dtypes.float32, name="m"), lambda m: m.replace(op=Ops.ADD))])
+
+def test_kernel_blame_codegen_for_a_wrong_codegen_rule(monkeypatch):
+  import tinygrad.codegen as codegen
+  codegen.to_program_cache.clear()
+  monkeypatch.setattr(codegen, "pm_cast_float_alu", _wrong_codegen + codegen.pm_cast_float_alu)
+  try: res = check_per_kernel(_relu_max, "relu+max under a wrong codegen rule")
+  finally:
+    monkeypatch.undo()
+    codegen.to_program_cache.clear()  # drop the wrong programs
+  assert res.blame == "codegen", res.table()
+  bad = [k for k in res.kernels if not k.ok]
+  assert bad and res.blamed_kernel == bad[0].name and bad[0].first_index is not None
+  assert res.chain_ok, "the kernel graph itself is right: only the compiled kernel is wrong"
+  good = check_per_kernel(_relu_max, "relu+max")
+  assert good.ok, good.table()
+
+def test_kernel_out_of_bounds_index_names_kernel_buffer_expr_and_ranges():
+  f = fast.run(Tensor(np.arange(10, dtype=np.float32)).realize() * 2, check_spec=False)
+  ast = f.kernels[0].ast
+  interp = KernelInterpreter(ast, "E_10")
+  with pytest.raises(SpecError) as e:
+    interp.run({0: BufferState.of(np.zeros(10, np.float32)), 1: BufferState.of(np.zeros(4, np.float32))})  # input too small
+  msg = str(e.value)
+  assert "kernel E_10" in msg and "out-of-bounds INDEX on buffer 1 (size 4)" in msg and "= 4 at r" in msg and "\n" not in msg
+
+def test_kernel_interpreter_runs_a_captured_ast():
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  f = fast.run(Tensor(x).realize().sum(axis=1), check_spec=False)
+  k = f.kernels[-1]
+  interp = KernelInterpreter(k.ast, k.name)
+  out = interp.run({0: BufferState.of(np.zeros(3, np.float32)), 1: BufferState.of(x)})
+  np.testing.assert_array_equal(out[0].value, x.sum(axis=1))
+  assert interp.stored_slots() == {0}

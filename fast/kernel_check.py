@@ -1,0 +1,214 @@
+"""Stage-by-stage checking: which kernel, and which stage -- scheduler, codegen or runtime -- first disagrees.
+
+1. Per kernel: each scheduled kernel's inputs exactly as the device saw them (``fast.stepper``) run through the
+   reference kernel interpreter; its stored buffers are compared with what the device wrote.
+2. The schedule: the kernels run in scheduled order by the reference kernel interpreter, over a byte-level model
+   of device memory (memory-planned views share their base buffer), must reproduce the tensor-level reference.
+   If every kernel agrees with its own AST but the chain does not, the kernel graph is wrong: blame the scheduler.
+3. A kernel that disagrees is re-run from the same inputs on the other runtime path (HCQ2 <-> plain): if the two
+   runtimes differ, blame the runtime; if they agree on the wrong value, the compiled program is wrong: codegen."""
+from __future__ import annotations
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+import numpy as np
+from tinygrad import Tensor
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp
+from tinygrad.dtype import dtypes
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec.compare import compare
+from uopcheck.spec.floats import graph_tolerance
+from uopcheck.spec.numpy_dtypes import from_bytes, to_bytes
+from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
+from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
+from uopcheck.fast.runner import FastResult, capture, hcq2_mode, load_scheduler
+from uopcheck.fast.stepper import StepLog, Step, stepping, snapshot, restore, run_call
+
+@dataclass
+class KernelCheck:
+  index: int
+  name: str
+  ops: int = 0
+  ok: bool = True
+  max_err: float = 0.0
+  ref_s: float = 0.0
+  device_s: float = 0.0
+  buffer: int|None = None
+  first_index: tuple|None = None
+  ref_value: object = None
+  fast_value: object = None
+  stage: str|None = None
+  error: str = ""
+
+@dataclass
+class PerKernelResult:
+  name: str
+  kernels: list[KernelCheck] = field(default_factory=list)
+  tensor_ok: bool = False
+  chain_ok: bool = False
+  blame: str|None = None
+  blamed_kernel: str|None = None
+  message: str = ""
+  hcq2: bool = True
+  notes: list[str] = field(default_factory=list)
+
+  @property
+  def ok(self) -> bool: return self.blame is None and not self.message
+
+  def table(self) -> str:
+    lines = [f"{'#':>3s} {'kernel':28s} {'ops':>5s} {'result':6s} {'max abs err':>12s} {'ref ms':>8s} {'fast ms':>10s}  notes"]
+    for k in self.kernels:
+      note = k.error or (f"buffer {k.buffer} first differs at {k.first_index}: ref={k.ref_value!r} fast={k.fast_value!r} -> {k.stage}"
+                         if not k.ok else "")
+      lines.append(f"{k.index:3d} {k.name[:28]:28s} {k.ops:5d} {'PASS' if k.ok else 'FAIL':6s} {k.max_err:12.3g} {k.ref_s*1e3:8.2f} "
+                   f"{k.device_s*1e3:10.2f}  {note}")
+    lines.append("(fast ms: the call's wall time through tinygrad's compile/link/exec, compile included the first time a kernel is seen)")
+    lines.append(f"kernel chain (ref kernels in scheduled order) == tensor ref: {'yes' if self.chain_ok else 'NO'}; "
+                 f"fast output == tensor ref: {'yes' if self.tensor_ok else 'NO'}")
+    lines.append("verdict: " + ("all stages agree" if self.ok else f"{self.blame or 'error'} is to blame" +
+                                (f" (kernel {self.blamed_kernel})" if self.blamed_kernel else "") + (f": {self.message}" if self.message else "")))
+    lines += [f"note: {n}" for n in self.notes]
+    return "\n".join(lines)
+
+# ** a byte-level model of device memory, keyed by base buffer **
+
+class MemoryModel:
+  def __init__(self): self.mem: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # id(base) -> (bytes, undefined, ref_written)
+
+  def _region(self, u:UOp) -> tuple[np.ndarray, np.ndarray, np.ndarray, slice]:
+    b = u.buffer
+    base = b.base
+    if id(base) not in self.mem:
+      n = base.nbytes
+      self.mem[id(base)] = (np.zeros(n, np.uint8), np.ones(n, bool), np.zeros(n, bool))
+    data, undef, written = self.mem[id(base)]
+    return data, undef, written, slice(b.offset, b.offset + b.nbytes)
+
+  def import_device(self, u:UOp, before:bytes|None) -> None:
+    """Bytes the reference never wrote take the device's values (external inputs); others keep the reference's."""
+    data, undef, written, sl = self._region(u)
+    if before is None: return
+    dev = np.frombuffer(before, np.uint8)
+    take = ~written[sl]
+    data[sl][take] = dev[take]; undef[sl][take] = False
+
+  def read(self, u:UOp) -> BufferState:
+    data, undef, _, sl = self._region(u)
+    b = u.buffer
+    vals = from_bytes(data[sl].tobytes(), b.dtype, (b.size,))
+    und = undef[sl].reshape(b.size, b.dtype.itemsize).any(axis=1) if b.dtype.itemsize else np.zeros(b.size, bool)
+    return BufferState(vals, und)
+
+  def write(self, u:UOp, st:BufferState) -> None:
+    data, undef, written, sl = self._region(u)
+    b = u.buffer
+    data[sl] = np.frombuffer(to_bytes(st.value, b.dtype), np.uint8)
+    undef[sl] = np.repeat(st.undefined, b.dtype.itemsize); written[sl] = True
+
+def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
+  b = u.buffer
+  if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
+  return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
+
+def _kernel_tolerance(ast:UOp, dt):
+  depth = sum(1 for x in ast.toposort() if x.op in (Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.REDUCE))
+  red = 1
+  for x in ast.toposort():
+    if x.op is Ops.REDUCE:
+      n = 1
+      for r in x.src[1:]: n *= int(r.src[0].arg) if r.src[0].op is Ops.CONST else 1
+      red = max(red, n)
+  return graph_tolerance(dt, depth=max(depth, 1), reduce_size=red)
+
+def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, dict[int, BufferState]|None]:
+  """Run one scheduled kernel's AST on the device's inputs with the reference; compare its stored buffers."""
+  ast, args = step.call.src[0], [a for a in step.call.src[1:] if not a.is_bound_var]
+  kc = KernelCheck(step.index, step.name or f"kernel{step.index}", ops=len(ast.toposort()), device_s=step.device_s)
+  interp = KernelInterpreter(ast, kc.name, var_vals)
+  bufs = {i: _state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}
+  st = time.perf_counter()
+  try: out = interp.run(bufs)
+  except SpecError as e:
+    kc.ok, kc.error, kc.stage = False, str(e), "reference"
+    return kc, None
+  kc.ref_s = time.perf_counter() - st
+  for slot in sorted(interp.stored_slots()):
+    dev = _state_from_bytes(args[slot], step.after[slot])
+    c = compare(out[slot].value, dev.value, args[slot].dtype, _kernel_tolerance(ast, args[slot].dtype), out[slot].undefined)
+    kc.max_err = max(kc.max_err, c.max_abs_err)
+    if not c.ok and kc.ok:
+      kc.ok, kc.buffer, kc.first_index, kc.ref_value, kc.fast_value = False, slot, c.first_index, c.ref_value, c.fast_value
+  return kc, out
+
+def _last_after(log:StepLog, u:UOp) -> bytes|None:
+  for s in reversed(log.steps):
+    for a, data in zip([a for a in s.call.src[1:] if not a.is_bound_var], s.after):
+      if a.buffer.base is u.buffer.base and a.buffer.offset == u.buffer.offset and a.buffer.nbytes == u.buffer.nbytes: return data
+  return None
+
+def triage_runtime(step:Step, log:StepLog, hcq2:bool) -> str:
+  """Re-run a disagreeing kernel from the same inputs on the other runtime path: runtime if they differ, else codegen."""
+  args = [a for a in step.call.src[1:] if not a.is_bound_var]
+  for a, data in zip(args, step.before): restore(a, data)
+  with hcq2_mode(not hcq2): run_call(step.call, log.var_vals)
+  other = [snapshot(a) for a in args]
+  for a in args: restore(a, _last_after(log, a))
+  return "codegen" if other == step.after else "runtime"
+
+def check_per_kernel(build:Callable[[], object], name:str="case", hcq2:bool=True, scheduler=None) -> PerKernelResult:
+  """Realize the graph ``build`` makes one kernel at a time and check every stage (see the module docstring)."""
+  res = PerKernelResult(name, hcq2=hcq2)
+  out = build()
+  tensors = out if isinstance(out, list) else [out]
+  root = UOp.sink(*[t.uop for t in tensors])
+  ref_out = TensorInterpreter(load_inputs(root)).run(root)
+  fr, log = FastResult([], hcq2=hcq2), StepLog()
+  with hcq2_mode(hcq2), capture(fr, load_scheduler(scheduler)), stepping(log):
+    Tensor.realize(*tensors)
+  names = iter(k.name for k in fr.kernels)
+  mem = MemoryModel()
+  for step in log.steps:
+    args = [a for a in step.call.src[1:] if not a.is_bound_var]
+    for a, before in zip(args, step.before): mem.import_device(a, before)
+    if step.kind == "copy":
+      mem.write(args[0], mem.read(args[1]))
+      continue
+    if step.kind != "kernel": continue
+    step.name = next(names, f"kernel{step.index}")
+    kc, _ = check_kernel_step(step, log.var_vals)
+    res.kernels.append(kc)
+    # the chain: the same AST on the reference's own memory
+    try: chain_out = KernelInterpreter(step.call.src[0], step.name, log.var_vals).run({i: mem.read(a) for i, a in enumerate(args)})
+    except SpecError as e:
+      res.message = res.message or f"kernel chain: {e}"
+      continue
+    for slot in KernelInterpreter(step.call.src[0]).stored_slots(): mem.write(args[slot], chain_out[slot])
+  # compare the chain's and the device's outputs with the tensor-level reference
+  res.chain_ok = res.tensor_ok = True
+  for t, r in zip(tensors, ref_out):
+    tol = graph_tolerance(t.dtype, depth=8, reduce_size=64)
+    u = t.uop  # after realize: a (view of a) BUFFER; .buffer resolves contiguous views to their Buffer view
+    try: u.buffer
+    except Exception as e:
+      res.notes.append(f"an output is a non-contiguous view, compared through the fast output only ({type(e).__name__}: {e})")
+      continue
+    chained = mem.read(u)
+    n = int(np.prod(r.value.shape))
+    c_chain = compare(r.value.reshape(-1), chained.value[:n], t.dtype, tol, r.undefined.reshape(-1) | chained.undefined[:n])
+    fast_vals = from_bytes(bytes(u.buffer.as_memoryview()), u.dtype, (u.buffer.size,))[:n]
+    c_fast = compare(r.value.reshape(-1), fast_vals, t.dtype, tol, r.undefined.reshape(-1))
+    res.chain_ok &= c_chain.ok; res.tensor_ok &= c_fast.ok
+    if not c_chain.ok and not res.message: res.message = f"kernel chain vs tensor ref: {c_chain.summary()}"
+  bad = next((k for k in res.kernels if not k.ok), None)
+  if bad is not None and bad.stage != "reference":
+    bad.stage = triage_runtime(log.steps[bad.index], log, hcq2)
+    res.blame, res.blamed_kernel = bad.stage, bad.name
+    res.message = f"buffer {bad.buffer} first differs at {bad.first_index}: ref={bad.ref_value!r} fast={bad.fast_value!r}"
+  elif bad is not None:
+    res.blame, res.blamed_kernel, res.message = "reference", bad.name, bad.error
+  elif not res.chain_ok:
+    res.blame = "scheduler"
+  elif not res.tensor_ok:
+    res.blame, res.message = "runtime", "every kernel and the kernel chain agree with the reference, but the realized output does not"
+  return res

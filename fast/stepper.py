@@ -1,0 +1,61 @@
+"""Run a realize one scheduled call at a time and snapshot every argument buffer before and after each call.
+
+``Tensor.realize`` hands the schedule (a LINEAR of CALLs over BUFFERs) to ``run_linear``; the stepper takes its
+place for the duration of a ``stepping()`` block and runs each call as its own one-call LINEAR through the same
+tinygrad compile/link/exec path, so every kernel's inputs are captured exactly as the device saw them."""
+from __future__ import annotations
+import contextlib, time
+from dataclasses import dataclass, field
+import numpy as np
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp
+import tinygrad.tensor as tg_tensor
+from tinygrad.device import Buffer
+import tinygrad.engine.realize as tg_realize
+
+@dataclass
+class Step:
+  index: int
+  call: UOp                      # CALL(SINK|COPY|..., *BUFFER args) as scheduled
+  before: list[bytes|None]       # each argument's bytes before the call (None: not allocated yet)
+  after: list[bytes|None]
+  device_s: float = 0.0
+  name: str = ""
+
+  @property
+  def kind(self) -> str: return {Ops.SINK: "kernel", Ops.COPY: "copy"}.get(self.call.src[0].op, self.call.src[0].op.name.lower())
+
+@dataclass
+class StepLog:
+  steps: list[Step] = field(default_factory=list)
+  var_vals: dict[str, int] = field(default_factory=dict)
+
+def snapshot(u:UOp) -> bytes|None:
+  b = u.buffer
+  if not b.is_allocated() or not b.is_initialized(): return None
+  return bytes(b.as_memoryview())
+
+def restore(u:UOp, data:bytes|None) -> None:
+  if data is None: return
+  b = u.buffer.ensure_allocated()
+  b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data))))
+
+def run_call(call:UOp, var_vals:dict[str, int], input_uops=()) -> float:
+  """Run one scheduled call through tinygrad's own compile, link and exec; returns wall seconds (synchronized)."""
+  st = time.perf_counter()
+  tg_realize.run_linear(UOp(Ops.LINEAR, src=(call,)), var_vals, input_uops, update_stats=False, wait=True)
+  return time.perf_counter() - st
+
+@contextlib.contextmanager
+def stepping(log:StepLog, name_of=lambda call: ""):
+  orig = tg_tensor.run_linear
+  def stepped(linear:UOp, var_vals=None, input_uops=(), update_stats=True, jit=False, wait=False):
+    log.var_vals.update(var_vals or {})
+    for call in linear.src:
+      args = [a for a in call.src[1:] if not a.is_bound_var]
+      before = [snapshot(a) for a in args]
+      dt = run_call(call, var_vals or {}, input_uops)
+      log.steps.append(Step(len(log.steps), call, before, [snapshot(a) for a in args], dt, name_of(call)))
+  tg_tensor.run_linear = stepped
+  try: yield log
+  finally: tg_tensor.run_linear = orig

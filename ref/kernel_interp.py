@@ -1,0 +1,173 @@
+"""The reference interpreter for kernel ASTs, as rangeify makes them in tinygrad 0.14.0.
+
+A kernel is a SINK of END(STORE(INDEX(PARAM, idx), value), RANGE...) trees; loads are INDEX(PARAM, idx) used
+as values; REDUCE(op, value, RANGE...) folds over its ranges; an index may be WHERE(gate, expr, Invalid).
+Every RANGE is one numpy axis of a grid, so each expression is an array broadcastable to the grid and the
+whole kernel is evaluated at once -- the loop nest, written as broadcasting. Values follow ``uopcheck.spec``
+(via ``ref.elementwise``); an index outside its buffer on a live lane is an error naming the kernel, the buffer,
+the index expression and the range values -- never a silent wrap. Same independence rule as the tensor
+interpreter: no tinygrad rewrite pass, codegen or runtime."""
+from __future__ import annotations
+from dataclasses import dataclass
+import numpy as np
+from tinygrad.uop import Ops, GroupOp
+from tinygrad.uop.ops import UOp
+from tinygrad.dtype import dtypes, Invalid, AddrSpace
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec.optable import op_spec, check_typing, Stage
+from uopcheck.spec.alu import Lanes
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to
+from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
+
+@dataclass
+class BufferState:
+  """A kernel argument in reference storage: flat values, and which elements are undefined."""
+  value: np.ndarray
+  undefined: np.ndarray
+
+  @staticmethod
+  def of(value:np.ndarray, undefined:np.ndarray|None=None) -> "BufferState":
+    v = np.asarray(value).reshape(-1)
+    return BufferState(v.copy(), np.zeros(v.shape, bool) if undefined is None else np.asarray(undefined, bool).reshape(-1).copy())
+
+def render_expr(u:UOp, names:dict[UOp, str]) -> str:
+  """A plain-text rendering of an index expression (no tinygrad renderer: this stays independent)."""
+  if u in names: return names[u]
+  if u.op is Ops.CONST: return "Invalid" if u.arg is Invalid else repr(u.arg)
+  if u.op is Ops.PARAM: return u.arg.name or f"p{u.arg.slot}"
+  sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.SUB: "-", Ops.FLOORDIV: "//", Ops.FLOORMOD: "%", Ops.CDIV: "/", Ops.CMOD: "%c", Ops.CMPLT: "<",
+         Ops.CMPNE: "!=", Ops.CMPEQ: "==", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
+  if u.op in sym and len(u.src) == 2: return f"({render_expr(u.src[0], names)}{sym[u.op]}{render_expr(u.src[1], names)})"
+  if u.op is Ops.WHERE: return f"({render_expr(u.src[0], names)} ? {render_expr(u.src[1], names)} : {render_expr(u.src[2], names)})"
+  if u.op is Ops.MAX: return f"max({render_expr(u.src[0], names)}, {render_expr(u.src[1], names)})"
+  if u.op is Ops.CAST: return f"({u.dtype}){render_expr(u.src[0], names)}"
+  return f"{u.op.name}({', '.join(render_expr(s, names) for s in u.src)})"
+
+class KernelInterpreter:
+  """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states."""
+  def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None):
+    if ast.op is not Ops.SINK: raise SpecError.at(ast, "a kernel AST must be a SINK")
+    self.ast, self.name, self.var_vals = ast, name, var_vals or {}
+    self.order = list(ast.toposort())
+    self.ranges = sorted([u for u in self.order if u.op is Ops.RANGE], key=lambda r: r.arg)
+    self.axis = {r: i for i, r in enumerate(self.ranges)}
+    self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
+    self.ndim = len(self.ranges)
+
+  def params(self) -> dict[int, UOp]:
+    return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}
+
+  def stored_slots(self) -> set[int]:
+    return {u.src[0].src[0].arg.slot for u in self.order if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and u.src[0].src[0].op is Ops.PARAM}
+
+  def run(self, bufs:dict[int, BufferState]) -> dict[int, BufferState]:
+    self.bufs = {k: BufferState(v.value.copy(), v.undefined.copy()) for k, v in bufs.items()}
+    self.vals: dict[UOp, Lanes] = {}
+    for slot, p in self.params().items():
+      if slot not in self.bufs: raise SpecError.at(p, f"kernel {self.name}: no buffer given for argument {slot}")
+    for u in self.order:
+      try: self.vals[u] = self._eval(u)
+      except SpecError: raise
+      except Exception as e: raise SpecError.at(u, f"kernel {self.name}: reference evaluation failed", f"{type(e).__name__}: {e}") from None
+    return self.bufs
+
+  def _grid(self, x:Lanes) -> Lanes:
+    """Give a value the grid's rank (scalars and rank-0 values become all-ones shapes)."""
+    if np.ndim(x.value) == self.ndim: return x
+    shp = (1,) * self.ndim
+    return Lanes(np.reshape(x.value, shp), np.reshape(x.undefined, shp), np.reshape(x.ub_overflow, shp))
+
+  def _eval(self, u:UOp):
+    spec = op_spec(u.op)
+    if Stage.KERNEL not in spec.stages:
+      raise SpecError.at(u, f"kernel {self.name}: not allowed in a kernel AST", spec.out_of_scope or f"stages {sorted(s.value for s in spec.stages)}")
+    if u.op in GroupOp.ALU and (broken := check_typing(u)) is not None: raise SpecError.at(u, f"kernel {self.name}: typing rule broken: {broken}")
+    op = u.op
+    if op is Ops.CONST:
+      if u.arg is Invalid: return self._grid(Lanes(np.zeros((), np.bool_), np.ones((), bool), np.zeros((), bool)))
+      v = np.array(u.arg, dtype=np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(np.array(u.arg), u.dtype)
+      return self._grid(Lanes.ok(v))
+    if op is Ops.RANGE:
+      end = int(np.asarray(self.vals[u.src[0]].value).reshape(-1)[0])
+      shp = [1] * self.ndim; shp[self.axis[u]] = end
+      return Lanes.ok(np.arange(end, dtype=np.int64).reshape(shp))
+    if op is Ops.PARAM:
+      if u.arg.addrspace is AddrSpace.ALU:  # a scalar Variable
+        if u.arg.name not in self.var_vals: raise SpecError.at(u, f"kernel {self.name}: variable {u.arg.name!r} has no value")
+        return self._grid(Lanes.ok(np.array(self.var_vals[u.arg.name], dtype=np_dtype(u.dtype))))
+      return None  # a buffer: read through INDEX
+    if op is Ops.INDEX:
+      if len(u.src) != 2 or u.src[0].op is not Ops.PARAM: raise SpecError.at(u, f"kernel {self.name}: INDEX must be (PARAM, index)")
+      return None  # an address: LOAD/STORE read it, a value use reads through _load
+    if op in (Ops.SINK, Ops.END): return None
+    if op is Ops.STORE: return self._store(u)
+    if op is Ops.REDUCE: return self._reduce(u)
+    srcs = [self._value(s) for s in u.src]
+    if op in GroupOp.ALU: return alu_node(u, srcs)
+    if op is Ops.CAST: return commit(srcs[0], u.src[0].dtype, u.dtype)
+    if op is Ops.BITCAST: return bitcast_node(u, srcs[0])
+    if op is Ops.LOAD: return srcs[0]
+    raise SpecError.at(u, f"kernel {self.name}: outside the kernel interpreter's scope: {spec.out_of_scope or 'no kernel-level evaluator'}")
+
+  def _value(self, s:UOp) -> Lanes:
+    if s.op is Ops.INDEX: return self._load(s)
+    v = self.vals.get(s)
+    if v is None: raise SpecError.at(s, f"kernel {self.name}: used as a value but it has none")
+    return v
+
+  def _address(self, idx_uop:UOp) -> tuple[int, np.ndarray, np.ndarray]:
+    """(buffer slot, flat positions, live lanes) of an INDEX, checking bounds on every live lane."""
+    p, idx = idx_uop.src
+    slot = p.arg.slot
+    iv = self._grid(self.vals[idx])
+    live = ~np.asarray(iv.undefined, bool)
+    pos = np.asarray(iv.value).astype(np.int64)
+    size = self.bufs[slot].value.size
+    oob = live & ((pos < 0) | (pos >= size))
+    if oob.any():
+      at = tuple(int(i) for i in np.argwhere(oob)[0])
+      rng = ", ".join(f"{self.names[r]}={at[self.axis[r]] if iv.value.shape[self.axis[r]] > 1 else 0}" for r in self.ranges) or "no ranges"
+      bad = int(np.broadcast_to(pos, oob.shape)[at])
+      raise SpecError.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
+                         f"index {render_expr(idx, self.names)} = {bad} at {rng}")
+    return slot, pos, live
+
+  def _load(self, u:UOp) -> Lanes:
+    slot, pos, live = self._address(u)
+    b = self.bufs[slot]
+    safe = np.where(live, pos, 0)
+    return Lanes(b.value[safe], b.undefined[safe] | ~live, np.zeros(safe.shape, bool))
+
+  def _store(self, u:UOp) -> None:
+    if u.src[0].op is not Ops.INDEX or len(u.src) != 2: raise SpecError.at(u, f"kernel {self.name}: STORE must be (INDEX(PARAM, idx), value)")
+    slot, pos, live = self._address(u.src[0])
+    b = self.bufs[slot]
+    val = commit(self._value(u.src[1]), u.src[1].dtype, u.src[0].dtype)
+    shape = np.broadcast_shapes(np.shape(pos), np.shape(val.value), np.shape(live))
+    pos, live = np.broadcast_to(pos, shape), np.broadcast_to(live, shape)
+    v, und = np.broadcast_to(val.value, shape), np.broadcast_to(val.undefined, shape)
+    p, vv, uu = pos[live], v[live], und[live]
+    if p.size > len(np.unique(p)):  # several lanes write one element: they must agree, else it's a race
+      order = np.argsort(p, kind="stable"); ps, vs = p[order], vv[order]
+      same = ps[1:] == ps[:-1]
+      differ = same & ~((vs[1:] == vs[:-1]) | (np.isnan(vs[1:].astype(np.float64)) & np.isnan(vs[:-1].astype(np.float64))
+                                              if vs.dtype.kind == "f" else False))
+      if differ.any():
+        raise SpecError.at(u, f"kernel {self.name}: lanes write different values to one element of buffer {slot}",
+                           f"element {int(ps[1:][differ][0])} (a race)")
+    b.value[p] = vv.astype(b.value.dtype)
+    b.undefined[p] = uu
+    return None
+
+  def _reduce(self, u:UOp) -> Lanes:
+    x = self._grid(self._value(u.src[0]))
+    axes = tuple(self.axis[r] for r in u.src[1:])
+    full = list(np.shape(x.value))
+    for r in u.src[1:]: full[self.axis[r]] = int(np.asarray(self.vals[r].value).shape[self.axis[r]])
+    full = tuple(full)
+    x = Lanes(np.broadcast_to(x.value, full), np.broadcast_to(x.undefined, full), np.broadcast_to(x.ub_overflow, full))
+    return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, u.arg if isinstance(u.arg, Ops) else u.arg[0], u.dtype, keepdims=True)
+
+def run_kernel(ast:UOp, bufs:dict[int, BufferState], name:str="kernel", var_vals:dict[str, int]|None=None) -> dict[int, BufferState]:
+  """Run kernel ``ast`` on ``bufs`` (PARAM slot -> state) and return the new states."""
+  return KernelInterpreter(ast, name, var_vals).run(bufs)
