@@ -22,7 +22,7 @@ from uopcheck.spec.floats import graph_tolerance
 from uopcheck.spec.numpy_dtypes import from_bytes, to_bytes
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
-from uopcheck.fast.runner import FastResult, capture, hcq2_mode, load_scheduler
+from uopcheck.fast.runner import FastResult, capture, hcq2_mode, load_scheduler, check_stages
 from uopcheck.fast.stepper import StepLog, Step, stepping, snapshot, restore, run_call
 
 @dataclass
@@ -166,6 +166,10 @@ def check_per_kernel(build:Callable[[], object], name:str="case", hcq2:bool=True
   fr, log = FastResult([], hcq2=hcq2), StepLog()
   with hcq2_mode(hcq2), capture(fr, load_scheduler(scheduler)), stepping(log):
     Tensor.realize(*tensors)
+  try: check_stages(fr)  # tinygrad's structural spec on the kernel graph, each kernel AST and each program
+  except SpecError as e:
+    res.blame, res.message = "spec", str(e)
+    return res
   names = iter(k.name for k in fr.kernels)
   mem = MemoryModel()
   for step in log.steps:
