@@ -16,7 +16,7 @@ from tinygrad.dtype import dtypes, Invalid, AddrSpace
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, round_to
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
 
 @dataclass
@@ -85,7 +85,7 @@ class KernelInterpreter:
     op = u.op
     if op is Ops.CONST:
       if u.arg is Invalid: return self._grid(Lanes(np.zeros((), np.bool_), np.ones((), bool), np.zeros((), bool)))
-      v = np.array(u.arg, dtype=np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(np.array(u.arg), u.dtype)
+      v = const_array(u.arg, u.dtype)
       return self._grid(Lanes.ok(v))
     if op is Ops.RANGE:
       end = int(np.asarray(self.vals[u.src[0]].value).reshape(-1)[0])

@@ -20,7 +20,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to
+from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array
 from uopcheck.ref import movement
 
 @dataclass
@@ -149,7 +149,7 @@ class TensorInterpreter:
     op = u.op
     if op is Ops.CONST:
       if u.arg is Invalid: return Lanes(np.zeros((), np.bool_), np.ones((), bool), np.zeros((), bool))
-      return Lanes.ok(np.array(u.arg, dtype=np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(np.array(u.arg), u.dtype))
+      return Lanes.ok(const_array(u.arg, u.dtype))
     if op is Ops.STACK:
       if not u.src: return Lanes.ok(np.zeros((0,), np.int64))
       parts = [commit(self._lanes(s), s.dtype, u.dtype) if u.dtype != dtypes.void else self._lanes(s) for s in u.src]

@@ -75,3 +75,11 @@ def to_bytes(x:np.ndarray, dt:DType) -> bytes:
   if dt == dtypes.bfloat16: return bf16_to_bits(x).tobytes()
   if dt in dtypes.fp8s: return fp8_to_bits(x, dt).tobytes()
   return np.ascontiguousarray(x, dtype=np_dtype(dt)).tobytes()
+
+def const_array(value, dt:DType) -> np.ndarray:
+  """A CONST's value held at ``dt``. A sized-int CONST may carry a value outside its dtype (tinygrad commits weak consts
+  "directly at dt: the value stays mathematical, emission truncates", uop/weak.py): it wraps, as emission does."""
+  if dtypes.is_int(dt) and dt != dtypes.weakint:
+    return np.array(int(value) & ((1 << dt.bitsize) - 1), dtype=np.uint64).astype(np_dtype(dt))
+  if dt == dtypes.bfloat16 or dt in dtypes.fp8s: return round_to(np.array(float(value)), dt)
+  with np.errstate(over="ignore"): return np.array(value).astype(np_dtype(dt))

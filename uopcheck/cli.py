@@ -4,6 +4,8 @@
                                                                                ref vs fast on real graphs, as a table
   uopcheck spec [--op NAME]                                                    the op table
   uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
+  uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
+  uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
 """
 from __future__ import annotations
@@ -63,6 +65,27 @@ def _cmd_conformance(args) -> int:
     return 2
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
+def _cmd_fuzz(args) -> int:
+  from uopcheck.spec.ints import OverflowReading
+  if args.fuzz_cmd == "symbolic":
+    from uopcheck.fuzz.symbolic import run_campaign
+    st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading))
+    for f in st.findings: print(f"  finding: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at {f.get('assignment')}: "
+                                f"before={f.get('before')} after={f.get('after')}")
+    print(f"findings directory: {args.findings}")
+    return 0
+  from uopcheck.fuzz import graph as graph_fuzz
+  return graph_fuzz.main(args)
+
+def _cmd_rules(args) -> int:
+  from uopcheck.spec.ints import OverflowReading
+  from uopcheck.fuzz.rules import verify_rules, format_table
+  tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
+                         progress=lambda t: print(f"\r{t.matcher} {t.rule:40s}", end="", flush=True, file=sys.stderr))
+  print("\r", end="", file=sys.stderr)
+  print(format_table(tallies))
+  return 0
+
 def _cmd_amd(args) -> int:
   from uopcheck.amd import cli as amd_cli
   return amd_cli.main(args)
@@ -83,6 +106,22 @@ def build_parser() -> argparse.ArgumentParser:
   k = sub.add_parser("conformance", help="run pytest conformance/")
   k.add_argument("pytest_args", nargs=argparse.REMAINDER)
   k.set_defaults(fn=_cmd_conformance)
+  f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
+  f.add_argument("fuzz_cmd", choices=["symbolic", "graph"])
+  f.add_argument("--minutes", type=float, default=5.0)
+  f.add_argument("--seed", type=int, default=None)
+  f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes")
+  f.add_argument("--findings", default="fuzz/findings", help="directory for reproducers")
+  f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
+  f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
+  f.set_defaults(fn=_cmd_fuzz)
+  r = sub.add_parser("rules", help="rewrite rules: verify each symbolic rule with z3")
+  r.add_argument("rules_cmd", choices=["verify"])
+  r.add_argument("--matcher", nargs="*", default=["symbolic", "divandmod"], choices=["symbolic", "divandmod"])
+  r.add_argument("--instances", type=int, default=20)
+  r.add_argument("--seed", type=int, default=0)
+  r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
+  r.set_defaults(fn=_cmd_rules)
   a = sub.add_parser("amd", help="MI350X bring-up: doctor and env")
   a.add_argument("amd_cmd", choices=["doctor", "env"])
   a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")

@@ -1,0 +1,302 @@
+"""The spec's integer semantics in z3: weakint as unbounded ``Int``, each sized int as a ``BitVec`` of its width.
+
+Translation follows ``spec.ints``: two's-complement wrap for sized ints (signed vs unsigned comparison,
+division and shifts), CDIV/CMOD truncating, FLOORDIV/FLOORMOD flooring, variable bounds as constraints.
+Undefined behaviour is modelled Alive2-style: every expression carries a *defined* predicate. Division by
+zero, a shift count outside [0, bits), and an Invalid index are undefined in both readings; signed overflow
+of int32/int64 (and uint16*uint16 promoted to C int) is undefined under ``OverflowReading.UNDEFINED`` (the CPU
+backend's C) and wraps under ``WRAP`` (numpy, DEV=PYTHON).
+
+``check_rewrite(before, after)`` proves refinement: wherever ``before`` is defined (within the variables'
+bounds), ``after`` is defined too and equal. It answers Proved, Refuted (with an assignment and both values)
+or Unknown (with z3's reason) -- a timeout is never reported as a pass."""
+from __future__ import annotations
+from dataclasses import dataclass, field
+import z3
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp
+from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
+from uopcheck.spec.ints import OverflowReading, C_UB_SIGNED
+
+class Unsupported(Exception):
+  """The expression uses something the z3 model does not cover (floats, loads, ...)."""
+
+@dataclass
+class Proved:
+  def __str__(self): return "proved"
+
+@dataclass
+class Refuted:
+  assignment: dict[str, int]
+  before: object
+  after: object
+  reason: str
+  def __str__(self): return f"refuted ({self.reason}) at {self.assignment}: before={self.before} after={self.after}"
+
+@dataclass
+class Unknown:
+  why: str
+  def __str__(self): return f"unknown: {self.why}"
+
+def _is_bv(dt:DType) -> bool: return dt in dtypes.ints
+def _signed(dt:DType) -> bool: return dt in dtypes.sints or dt == dtypes.weakint
+
+@dataclass
+class Z3Model:
+  reading: OverflowReading = OverflowReading.UNDEFINED
+  ctx: z3.Context = field(default_factory=z3.Context)
+  memo: dict = field(default_factory=dict)
+  variables: dict = field(default_factory=dict)    # name -> (z3 var, dtype)
+  bounds: list = field(default_factory=list)       # z3 constraints on the variables
+  weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
+
+  def bits(self, dt:DType) -> int: return self.weak_bits if dt == dtypes.weakint and self.weak_bits else dt.bitsize
+  def is_bv(self, dt:DType) -> bool: return _is_bv(dt) or (dt == dtypes.weakint and self.weak_bits is not None)
+
+  # ** sorts and constants **
+  def const(self, v, dt:DType):
+    if dt == dtypes.bool: return z3.BoolVal(bool(v), self.ctx)
+    if self.is_bv(dt): return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
+    if dt == dtypes.weakint: return z3.IntVal(int(v), self.ctx)
+    raise Unsupported(f"no z3 sort for {dt}")
+
+  def var(self, name:str, dt:DType, lo:int, hi:int):
+    if name in self.variables:
+      v, vdt = self.variables[name]
+      if vdt == dt: return v
+      # the same Variable at another width (weak lowering retypes it): one value, seen through two sorts
+      key = f"{name}@{dt.name.replace(' ', '_')}"
+      if key in self.variables: return self.variables[key][0]
+      other = self._fresh(key, dt)
+      self.variables[key] = (other, dt)
+      self.bounds.append(self.to_int(other, dt) == self.to_int(v, vdt))
+      return other
+    v = self._fresh(name, dt)
+    self.variables[name] = (v, dt)
+    if dt != dtypes.bool: self.bounds.append(z3.And(self.le(self.const(lo, dt), v, dt), self.le(v, self.const(hi, dt), dt)))
+    return v
+
+  def _fresh(self, name:str, dt:DType):
+    if self.is_bv(dt): return z3.BitVec(name, self.bits(dt), self.ctx)
+    if dt == dtypes.weakint: return z3.Int(name, self.ctx)
+    if dt == dtypes.bool: return z3.Bool(name, self.ctx)
+    raise Unsupported(f"variable {name} of {dt}")
+
+  def lt(self, a, b, dt): return z3.ULT(a, b) if dt in dtypes.uints else a < b
+  def le(self, a, b, dt): return z3.ULE(a, b) if dt in dtypes.uints else a <= b
+
+  def to_int(self, x, dt:DType):
+    """A value as a mathematical integer (for comparing across sorts)."""
+    if dt == dtypes.bool: return z3.If(x, self.const(1, dtypes.weakint), self.const(0, dtypes.weakint))
+    if dt == dtypes.weakint: return x
+    if self.weak_bits: return (z3.SignExt if _signed(dt) else z3.ZeroExt)(self.weak_bits - dt.bitsize, x)
+    return z3.BV2Int(x, is_signed=_signed(dt))
+
+  # ** translation **
+  def translate(self, u:UOp) -> tuple[z3.ExprRef, z3.BoolRef]:
+    """(value, defined) of ``u``."""
+    for x in u.toposort():
+      if x not in self.memo: self.memo[x] = self._node(x)
+    return self.memo[u]
+
+  def _node(self, u:UOp):
+    T = z3.BoolVal(True, self.ctx)
+    op, dt = u.op, u.dtype
+    if op is Ops.CONST:
+      if u.arg is Invalid: return self.const(0, dtypes.weakint), z3.BoolVal(False, self.ctx)
+      return self.const(u.arg, dt), T
+    if op in (Ops.BUFFER, Ops.PARAM) and u.arg.addrspace is AddrSpace.ALU and u.arg.vmin_vmax is not None:
+      lo, hi = u.arg.vmin_vmax
+      return self.var(u.arg.name, dt, lo, hi), T
+    if op is Ops.AFTER and u.is_bound_var: return self.memo[u.src[0]]
+    if op in (Ops.RANGE, Ops.SPECIAL):
+      end = u.src[0]
+      if end.op is not Ops.CONST: raise Unsupported("a RANGE with a symbolic end")
+      name = f"r{'_'.join(map(str, u.arg[:-1]))}" if op is Ops.RANGE else u.arg
+      return self.var(name, dt, 0, end.arg - 1), T
+    if op is Ops.STACK and dt == dtypes.void: return z3.BoolVal(True, self.ctx), T
+    srcs = [self.memo[s] for s in u.src]
+    vals, defs = [s[0] for s in srcs], [s[1] for s in srcs]
+    d = z3.And(*defs) if defs else T
+    # weak operands commit to the node's dtype (spec.weak): a weakint CONST or node becomes dt's value, wrapping
+    commit_from = 1 if op is Ops.WHERE else 0
+    commit_to = 1 if op in (Ops.SHL, Ops.SHR) else len(vals)
+    if op not in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.CAST, Ops.BITCAST):
+      vals = [(self.const(0, dt) if s_.base.is_invalid else self._cast(v_, s_.dtype, dt)) if commit_from <= i < commit_to and s_.dtype != dt
+              else v_ for i, (v_, s_) in enumerate(zip(vals, u.src))]
+    if op is Ops.WHERE:
+      c, a, b = vals
+      return z3.If(c, a, b), z3.And(defs[0], z3.If(c, defs[1], defs[2]))
+    if op is Ops.CAST: return self._cast(vals[0], u.src[0].dtype, dt), d
+    if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
+      a, b = vals
+      sdt = u.src[0].dtype
+      if sdt != u.src[1].dtype: a, b = self.to_int(a, sdt), self.to_int(b, u.src[1].dtype); sdt = dtypes.weakint
+      return {Ops.CMPLT: lambda: self.lt(a, b, sdt), Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b}[op](), d
+    if dt == dtypes.bool:
+      if op is Ops.AND: return z3.And(*vals), d
+      if op is Ops.OR: return z3.Or(*vals), d
+      if op is Ops.XOR: return z3.Xor(*vals), d
+      if op is Ops.MUL: return z3.And(*vals), d
+      if op is Ops.ADD or op is Ops.MAX: return z3.Or(*vals), d
+      raise Unsupported(f"{op} on bool")
+    if dt == dtypes.weakint and not self.weak_bits: return self._int_op(u, vals, d)
+    if self.is_bv(dt): return self._bv_op(u, vals, d)
+    raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
+
+  def _cast(self, x, src:DType, dst:DType):
+    if src == dst: return x
+    if src == dtypes.bool:
+      one, zero = self.const(1, dst), self.const(0, dst)
+      return z3.If(x, one, zero)
+    if dst == dtypes.bool: return x != self.const(0, src)
+    if dst == dtypes.weakint: return self.to_int(x, src)
+    if not _is_bv(dst): raise Unsupported(f"cast to {dst}")
+    if src == dtypes.weakint:  # commit: the value wraps into the width
+      return z3.Extract(dst.bitsize - 1, 0, x) if self.weak_bits else z3.Int2BV(x, dst.bitsize)
+    if not _is_bv(src): raise Unsupported(f"cast from {src}")
+    if dst.bitsize < src.bitsize: return z3.Extract(dst.bitsize - 1, 0, x)
+    if dst.bitsize > src.bitsize: return (z3.SignExt if _signed(src) else z3.ZeroExt)(dst.bitsize - src.bitsize, x)
+    return x
+
+  def _int_op(self, u:UOp, v, d):
+    op = u.op
+    I = lambda n: z3.IntVal(n, self.ctx)
+    if op is Ops.ADD: return v[0] + v[1], d
+    if op is Ops.SUB: return v[0] - v[1], d
+    if op is Ops.MUL: return v[0] * v[1], d
+    if op is Ops.NEG: return -v[0], d
+    if op is Ops.MAX: return z3.If(v[0] < v[1], v[1], v[0]), d
+    a, b = v[0], v[1] if len(v) > 1 else None
+    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
+      # z3's Int division is Euclidean; build truncating and flooring division from it
+      if u.src[1].op is Ops.CONST and u.src[1].arg != 0:  # a constant divisor: no case split on its sign
+        c = u.src[1].arg
+        fdiv = a / c if c > 0 else (-a) / (-c)
+        tdiv = z3.If(a >= 0, a / abs(c), -((-a) / abs(c))) * (1 if c > 0 else -1)
+      else:
+        fdiv = z3.If(b > 0, a / b, (-a) / (-b))
+        tdiv = z3.If(a >= 0, z3.If(b > 0, a / b, -(a / (-b))), z3.If(b > 0, -((-a) / b), (-a) / (-b)))
+      q = {Ops.CDIV: tdiv, Ops.CMOD: tdiv, Ops.FLOORDIV: fdiv, Ops.FLOORMOD: fdiv}[op]
+      r = q if op in (Ops.CDIV, Ops.FLOORDIV) else a - q * b
+      return r, z3.And(d, b != 0)
+    if op in (Ops.SHL, Ops.SHR):
+      if u.src[1].op is not Ops.CONST: raise Unsupported("weakint shift by a non-constant count")
+      k = u.src[1].arg
+      if k < 0: return I(0), z3.BoolVal(False, self.ctx)
+      return (a * (2 ** k) if op is Ops.SHL else z3.If(a >= 0, a / (2 ** k), -((-a - 1) / (2 ** k)) - 1)), d
+    if op in (Ops.AND, Ops.OR, Ops.XOR):
+      # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
+      cs = [s_.arg if s_.op is Ops.CONST else None for s_ in u.src]
+      for (x, c) in ((a, cs[1]), (b, cs[0])):
+        if c is None: continue
+        if op is Ops.XOR and c == -1: return -x - 1, d
+        if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), d
+        if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), d
+      # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
+      A, B = z3.Int2BV(a, 64), z3.Int2BV(b, 64)
+      r = {Ops.AND: A & B, Ops.OR: A | B, Ops.XOR: A ^ B}[op]
+      inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
+      return z3.BV2Int(r, is_signed=True), z3.And(d, inr(a), inr(b))
+    raise Unsupported(f"{op} on weakint")
+
+  def _bv_op(self, u:UOp, v, d):
+    op, dt = u.op, u.dtype
+    w, signed = self.bits(dt), _signed(dt)
+    weak = dt == dtypes.weakint  # a wide bit-vector standing for a mathematical integer: leaving it is undefined
+    ub = self.reading is OverflowReading.UNDEFINED or weak
+    a, b = v[0], v[1] if len(v) > 1 else None
+    if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
+    if op in (Ops.ADD, Ops.SUB, Ops.MUL):
+      r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
+      if ub and (dt in C_UB_SIGNED or weak):
+        no = {Ops.ADD: z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)),
+              Ops.SUB: z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)),
+              Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
+        d = z3.And(d, no)
+      if ub and dt == dtypes.uint16 and op is Ops.MUL:  # promoted to C int
+        d = z3.And(d, z3.ZeroExt(16, a) * z3.ZeroExt(16, b) <= z3.BitVecVal(2**31 - 1, 32, self.ctx))
+      return r, d
+    if op is Ops.MAX: return z3.If(self.lt(a, b, dt), b, a), d
+    if op in (Ops.AND, Ops.OR, Ops.XOR): return {Ops.AND: a & b, Ops.OR: a | b, Ops.XOR: a ^ b}[op], d
+    zero = self.const(0, dt)
+    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
+      nz = b != zero
+      if signed:
+        ovf = z3.And(a == z3.BitVecVal(1 << (w - 1), w, self.ctx), b == self.const(-1, dt))
+        q, r = a / b, z3.SRem(a, b)  # z3py '/' on bit-vectors is signed, truncating (C)
+        adjust = z3.And(r != zero, (r < zero) != (b < zero))
+        res = {Ops.CDIV: q, Ops.CMOD: r, Ops.FLOORDIV: z3.If(adjust, q - self.const(1, dt), q), Ops.FLOORMOD: z3.If(adjust, r + b, r)}[op]
+        return res, z3.And(d, nz, z3.Not(ovf))
+      q, r = z3.UDiv(a, b), z3.URem(a, b)
+      return (q if op in (Ops.CDIV, Ops.FLOORDIV) else r), z3.And(d, nz)
+    if op in (Ops.SHL, Ops.SHR):
+      bdt = u.src[1].dtype
+      cnt = b if bdt == dt else self._cast(b, bdt, dt) if bdt != dtypes.weakint else \
+            (z3.Extract(w - 1, 0, b) if self.weak_bits and w <= self.weak_bits else z3.Int2BV(b, w))
+      cnt_int = self.to_int(b, bdt)
+      in_range = z3.And(cnt_int >= 0, cnt_int < w)
+      if op is Ops.SHR: return (a >> cnt if signed else z3.LShR(a, cnt)), z3.And(d, in_range)
+      r = a << cnt
+      if ub and (dt in C_UB_SIGNED or weak): d = z3.And(d, a >= zero, (r >> cnt) == a)
+      return r, z3.And(d, in_range)
+    raise Unsupported(f"{op} on {dt}")
+
+def _model_value(m:z3.ModelRef, e):
+  v = m.eval(e, model_completion=True)
+  if z3.is_true(v) or z3.is_false(v): return z3.is_true(v)
+  try: return v.as_long() if not z3.is_bv(v) else v.as_signed_long() if False else v.as_long()
+  except Exception: return str(v)
+
+def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
+                  weak_bits:int|None=None) -> Proved|Refuted|Unknown:
+  """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
+  as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
+  (lowering), exact as long as no value needs more bits (a value that would is reported undefined, never wrapped)."""
+  if before.dtype != after.dtype:
+    return Refuted({}, str(before.dtype), str(after.dtype), f"the rewrite changes the dtype from {before.dtype} to {after.dtype}")
+  m = Z3Model(reading, weak_bits=weak_bits)
+  try:
+    bv, bd = m.translate(before)
+    before_vars = set(m.variables)
+    av, ad = m.translate(after)
+  except Unsupported as e: return Unknown(str(e))
+  except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
+  if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
+  s = z3.Solver(ctx=m.ctx)
+  s.set("timeout", timeout_ms)
+  s.add(*m.bounds, bd, z3.Or(z3.Not(ad), av != bv))
+  r = s.check()
+  if r == z3.unsat: return Proved()
+  if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
+  mdl = s.model()
+  dt = before.dtype
+  asg = {n: _signed_value(mdl, v, vdt) for n, (v, vdt) in m.variables.items() if "@" not in n}
+  defined_after = z3.is_true(mdl.eval(ad, model_completion=True))
+  bval = _signed_value(mdl, bv, dt)
+  aval = _signed_value(mdl, av, dt) if defined_after else "undefined"
+  reason = "the rewrite is undefined where the original is defined (introduces UB)" if not defined_after else "values differ"
+  return Refuted(asg, bval, aval, reason)
+
+def _signed_value(mdl, e, dt:DType):
+  v = mdl.eval(e, model_completion=True)
+  if z3.is_true(v) or z3.is_false(v): return z3.is_true(v)
+  if z3.is_bv_value(v): return v.as_signed_long() if _signed(dt) else v.as_long()
+  if z3.is_int_value(v): return v.as_long()
+  return str(v)
+
+def check_bounds(e:UOp, vmin, vmax, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000) -> Proved|Refuted|Unknown:
+  """Does every defined value of ``e`` lie in [vmin, vmax] (tinygrad's range analysis claims ``e.vmin``/``e.vmax``)?"""
+  m = Z3Model(reading)
+  try: v, d = m.translate(e)
+  except (Unsupported, z3.Z3Exception) as ex: return Unknown(str(ex))
+  iv = m.to_int(v, e.dtype)
+  s = z3.Solver(ctx=m.ctx)
+  s.set("timeout", timeout_ms)
+  s.add(*m.bounds, d, z3.Or(iv < int(vmin), iv > int(vmax)))
+  r = s.check()
+  if r == z3.unsat: return Proved()
+  if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
+  mdl = s.model()
+  return Refuted({n: _signed_value(mdl, x, vdt) for n, (x, vdt) in m.variables.items()}, f"[{vmin}, {vmax}]",
+                 _signed_value(mdl, iv, dtypes.weakint), "value outside the claimed [vmin, vmax]")
