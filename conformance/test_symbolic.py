@@ -87,7 +87,7 @@ def test_symbolic_fuzz_check_runs(e):
   """The checker returns a verdict for every random weakint expression (a refutation here is reported, not hidden)."""
   v, s = check_expr(e, W, timeout_ms=1000)
   assert v.kind in ("proved", "refuted", "unknown", "unchanged")
-  if v.kind == "proved" and v.how == "exhaustive": assert exhaustive_check(e, s, ub_is_undefined=False)[0]
+  if v.kind == "proved" and v.how == "exhaustive": assert exhaustive_check(e, s, limit=1 << 20, ub_is_undefined=False)[0]
 
 def test_symbolic_corrupt_finding_file_is_named(tmp_path):
   (tmp_path / "symbolic-deadbeef.json").write_text("{not json")
