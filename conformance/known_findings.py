@@ -39,3 +39,23 @@ FINDINGS = [
 
 def finding_for(op:Ops, dt) -> Finding|None:
   return next((f for f in FINDINGS if f.op is op and dt in f.dtypes), None)
+
+@dataclass(frozen=True)
+class GraphFinding:
+  name: str
+  build: Callable
+  what: str
+
+def _narrow(values, np_dtype, fn):
+  import numpy as np
+  from tinygrad import Tensor
+  return lambda: fn(Tensor(np.array(values, dtype=np_dtype)).realize())
+
+GRAPH_FINDINGS = [
+  GraphFinding("int8 (x+100)//2", _narrow([100, -100, 50], "int8", lambda t: (t + 100) // 2),
+               "int8/int16 arithmetic on the CPU backend does not wrap between fused ops: the C renderer inlines "
+               "(val0+(signed char)100)>>1, C promotes to int, so 100+100 = 200 survives the shift (CPU gives 100; the spec, "
+               "numpy and tinygrad's own DEV=PYTHON wrap to -56 first and give -28)."),
+  GraphFinding("int16 (x*16384)//16", _narrow([-6, -5, 3, 100], "int16", lambda t: (t * 16384) // 16),
+               "the same on int16: rendered as (val0<<14)>>4 in C int, -6*16384 never wraps to -32768 (CPU -6144, DEV=PYTHON -2048)."),
+]
