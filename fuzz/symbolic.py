@@ -132,6 +132,9 @@ def load_expr(code:str) -> UOp:
   from tinygrad.uop.spec import eval_pyrender
   return eval_pyrender(code)
 
+class FoundBug(Exception):
+  """Raised inside the hypothesis property for a refuted case (never confused with an AssertionError inside tinygrad)."""
+
 @dataclass
 class CampaignStats:
   checked: int = 0
@@ -160,12 +163,16 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
   deadline = start + minutes * 60
   last_print = [0.0]
   saved: set[pathlib.Path] = set()
+  shrink: list = [None]
   class Stop(Exception): pass
   @settings(max_examples=max_examples or 10**9, deadline=None, database=DirectoryBasedExampleDatabase(db_dir) if db_dir else None,
             suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], report_multiple_bugs=False)
   @given(int_expr())
   def prop(e):
-    if time.perf_counter() > deadline: raise Stop()
+    if shrink[0] is not None:  # shrinking a refutation: stop (by passing) past the deadline or the budget
+      shrink[0] += 1
+      if shrink[0] > 200 or time.perf_counter() > deadline: return
+    elif time.perf_counter() > deadline: raise Stop()
     try: v, s = check_expr(e, reading)
     except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): return
     stats.checked += 1
@@ -175,15 +182,17 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
       last_print[0] = stats.seconds
       print("\r" + stats.line(), end="", flush=True)
     if v.kind == "refuted":
+      if shrink[0] is None: shrink[0] = 0
       if (path := save_finding({**finding_json(e, s, v, None, seed), "reading": reading.value}, findings_dir)) is not None: saved.add(path)
-      raise AssertionError(str(v.detail))
+      raise FoundBug(str(v.detail))
   rounds = 0
   while time.perf_counter() < deadline:
     run = prop if seed is None else hseed(seed + rounds)(prop)
     rounds += 1
+    shrink[0] = None
     try: run()
     except Stop: break
-    except AssertionError: pass       # a refutation: saved (and shrunk) above; keep fuzzing with a new seed
+    except FoundBug: pass       # a refutation: saved (and shrunk) above; keep fuzzing with a new seed
     if max_examples: break
   for path in sorted(saved):
     d = json.loads(path.read_text())

@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--findings", default="fuzz/findings", help="directory for reproducers")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
+  f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
   r = sub.add_parser("rules", help="rewrite rules: verify each symbolic rule with z3")
   r.add_argument("rules_cmd", choices=["verify"])

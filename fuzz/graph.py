@@ -1,0 +1,362 @@
+"""Graph fuzzing: random valid tensor programs, ref vs fast, and the campaign runner that keeps every finding.
+
+A program is a JSON-able description (inputs with shapes, dtypes and seeds; a list of steps over value ids;
+outputs), so every finding is a self-contained reproducer: ``build_program(desc)`` rebuilds the Tensors exactly.
+The hypothesis strategy ``programs()`` draws shapes and dtypes together, so every step is valid by construction:
+movement chains with shape-consistent arguments, broadcasting binary and ternary ops, reductions over axis sets,
+casts (float->int clipped into range first: the spec leaves out-of-range casts undefined) and bitcasts,
+matmul/cumsum compositions, and several outputs sharing a subgraph so the scheduler must decide what to realize.
+Integer division always gets a divisor of the form |d|%7+1, so no lane divides by zero."""
+from __future__ import annotations
+import hashlib, json, os, pathlib, signal, sys, tempfile, time
+from dataclasses import dataclass, field
+import numpy as np
+from hypothesis import strategies as st
+from tinygrad import Tensor, dtypes
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
+from uopcheck.spec.errors import SpecError
+
+DTYPES = {"float32": dtypes.float32, "float16": dtypes.float16, "int32": dtypes.int32, "int8": dtypes.int8, "bool": dtypes.bool}
+NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int8": np.int8, "bool": np.bool_}
+FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 100.0, 1e-3, np.inf, -np.inf, np.nan]
+
+# ** building a program from its description **
+
+def make_input(spec:dict) -> Tensor:
+  rng = np.random.default_rng(spec["seed"])
+  shape, dt = tuple(spec["shape"]), spec["dtype"]
+  if dt == "bool": arr = rng.integers(0, 2, shape).astype(np.bool_)
+  elif dt.startswith("int"):
+    info = np.iinfo(NP[dt])
+    arr = rng.integers(-50, 50, shape) if spec.get("kind") != "edge" else rng.choice([0, 1, -1, info.min, info.max, 7, -7], shape)
+    arr = arr.astype(NP[dt])
+  else:
+    arr = rng.standard_normal(shape) * 3
+    if spec.get("kind") == "edge": arr = np.where(rng.random(shape) < 0.3, rng.choice(FLOAT_EDGES, shape), arr)
+    arr = arr.astype(NP[dt])
+  return Tensor(arr).realize()
+
+def _apply(step:list, vals:list[Tensor]) -> Tensor:
+  kind, args = step[0], step[1:]
+  if kind == "unary":
+    fn, x = args[0], vals[args[1]]
+    return {"relu": lambda: x.relu(), "neg": lambda: -x, "exp2": lambda: x.exp2(), "sqrt": lambda: x.abs().sqrt(), "sin": lambda: x.sin(),
+            "recip": lambda: (x * x + 1).reciprocal(), "abs": lambda: x.abs(), "trunc": lambda: x.trunc(), "square": lambda: x * x,
+            "sigmoid": lambda: x.sigmoid(), "not": lambda: x.logical_not()}[fn]()
+  if kind == "binary":
+    fn, a, b = args[0], vals[args[1]], vals[args[2]]
+    if fn == "idiv": return a // ((b.abs() % 7) + 1)
+    if fn == "mod": return a % ((b.abs() % 7) + 1)
+    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "max": lambda: a.maximum(b), "min": lambda: a.minimum(b),
+            "lt": lambda: a < b, "eq": lambda: a == b, "ne": lambda: a != b, "xor": lambda: a ^ b, "and": lambda: a & b}[fn]()
+  if kind == "where": return vals[args[0]].where(vals[args[1]], vals[args[2]])
+  if kind == "reduce":
+    fn, x, axes, keep = args[0], vals[args[1]], tuple(args[2]), args[3]
+    return getattr(x, fn)(axis=axes, keepdim=keep)
+  if kind == "permute": return vals[args[0]].permute(*args[1])
+  if kind == "reshape": return vals[args[0]].reshape(*args[1])
+  if kind == "pad": return vals[args[0]].pad(tuple(tuple(p) for p in args[1]))
+  if kind == "shrink": return vals[args[0]].shrink(tuple(tuple(p) for p in args[1]))
+  if kind == "flip": return vals[args[0]].flip(tuple(args[1]))
+  if kind == "expand": return vals[args[0]].reshape(1, *vals[args[0]].shape).expand(args[1], *vals[args[0]].shape)
+  if kind == "cast":
+    x, dt = vals[args[0]], DTYPES[args[1]]
+    if dtypes.is_float(x.dtype) and dtypes.is_int(dt):  # out-of-range float->int is undefined: clip into range (NaN -> 0) first
+      x = (x != x).where(0, x).clip(-100, 100)
+    return x.cast(dt)
+  if kind == "bitcast": return vals[args[0]].bitcast(DTYPES[args[1]])
+  if kind == "matmul": return vals[args[0]] @ vals[args[1]]
+  if kind == "cumsum": return vals[args[0]].cumsum(args[1])
+  if kind == "contiguous": return vals[args[0]].contiguous()
+  raise SpecError(f"unknown program step {kind!r}")
+
+def build_program(desc:dict) -> list[Tensor]:
+  """The Tensors a program description makes (fresh every call)."""
+  try:
+    vals = [make_input(i) for i in desc["inputs"]]
+    for step in desc["steps"]: vals.append(_apply(step, vals))
+    return [vals[o] for o in desc["outputs"]]
+  except (KeyError, IndexError, TypeError) as e: raise SpecError(f"malformed program description: {type(e).__name__}: {e}") from None
+
+# ** the strategy **
+
+@st.composite
+def programs(draw, max_steps:int=6, max_elems:int=4096):
+  """A random valid program: values are tracked with their shape and dtype, so each step is drawn to fit."""
+  ndim = draw(st.integers(1, 3))
+  shape = tuple(draw(st.lists(st.integers(1, 8), min_size=ndim, max_size=ndim)))
+  while int(np.prod(shape)) > max_elems: shape = shape[:-1] + (max(1, shape[-1] // 2),)
+  dt = draw(st.sampled_from(["float32", "float32", "float16", "int32", "int8"]))
+  inputs = [{"shape": list(shape), "dtype": dt, "seed": draw(st.integers(0, 2**16)), "kind": draw(st.sampled_from(["normal", "edge"]))}
+            for _ in range(draw(st.integers(1, 2)))]
+  vals = [(tuple(i["shape"]), i["dtype"]) for i in inputs]
+  steps: list[list] = []
+  def add(step, shp, d):
+    steps.append(step); vals.append((shp, d)); return len(vals) - 1
+  def pick(pred=lambda s, d: True):
+    ok = [i for i, (s, d) in enumerate(vals) if pred(s, d)]
+    return draw(st.sampled_from(ok)) if ok else None
+  for _ in range(draw(st.integers(1, max_steps))):
+    kind = draw(st.sampled_from(["unary", "binary", "binary", "where", "reduce", "movement", "movement", "cast", "bitcast", "matmul", "cumsum", "contiguous"]))
+    i = pick(lambda s, d: d != "bool") if kind not in ("where",) else pick()
+    if i is None: continue
+    s, d = vals[i]
+    isf = d.startswith("float")
+    if len(s) == 0 and kind in ("reduce", "movement", "cumsum"): continue  # a 0-d value has no axis to act on
+    if kind == "unary":
+      fn = draw(st.sampled_from(["relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid"] if isf else ["neg", "abs", "relu", "square"]))
+      add(["unary", fn, i], s, d)
+    elif kind == "binary":
+      j = pick(lambda s2, d2: d2 == d and (s2 == s or s2 == tuple(1 for _ in s)))
+      if j is None: j = i
+      fns = ["add", "sub", "mul", "max", "min", "lt", "ne"] + ([] if isf else ["idiv", "mod", "xor", "and"])
+      fn = draw(st.sampled_from(fns))
+      add(["binary", fn, i, j], s, "bool" if fn in ("lt", "eq", "ne") else d)
+    elif kind == "where":
+      c = pick(lambda s2, d2: d2 == "bool" and s2 == s)
+      j = pick(lambda s2, d2: s2 == s and d2 == d and d2 != "bool")
+      if c is None or j is None or d == "bool": continue
+      add(["where", c, i, j], s, d)
+    elif kind == "reduce":
+      axes = sorted(draw(st.sets(st.integers(0, len(s) - 1), min_size=1)))
+      keep = draw(st.booleans())
+      fn = draw(st.sampled_from(["sum", "max", "min"] if isf or d == "int32" else ["max", "min"]))
+      ns = tuple(1 if a in axes else x for a, x in enumerate(s)) if keep else tuple(x for a, x in enumerate(s) if a not in axes)
+      if not ns: ns = ()
+      add(["reduce", fn, i, axes, keep], ns, d)
+    elif kind == "movement" and len(s) > 0:
+      m = draw(st.sampled_from(["permute", "reshape", "pad", "shrink", "flip", "expand"]))
+      if m == "permute": p = draw(st.permutations(list(range(len(s))))); add(["permute", i, list(p)], tuple(s[k] for k in p), d)
+      elif m == "reshape":
+        n = int(np.prod(s)); opts = [(n,), (1, n)] + [(a, n // a) for a in range(2, 9) if n % a == 0]
+        ns = draw(st.sampled_from(opts)); add(["reshape", i, list(ns)], ns, d)
+      elif m == "pad":
+        pads = [[draw(st.integers(0, 2)), draw(st.integers(0, 2))] for _ in s]
+        ns = tuple(x + a + b for x, (a, b) in zip(s, pads))
+        if int(np.prod(ns)) <= max_elems: add(["pad", i, pads], ns, d)
+      elif m == "shrink":
+        rs = []
+        for x in s:
+          a = draw(st.integers(0, x - 1)); b = draw(st.integers(a + 1, x)); rs.append([a, b])
+        add(["shrink", i, rs], tuple(b - a for a, b in rs), d)
+      elif m == "flip": add(["flip", i, sorted(draw(st.sets(st.integers(0, len(s) - 1), min_size=1)))], s, d)
+      elif int(np.prod(s)) * 2 <= max_elems: add(["expand", i, 2], (2,) + s, d)
+    elif kind == "cast":
+      nd = draw(st.sampled_from([x for x in ("float32", "float16", "int32", "int8") if x != d]))
+      add(["cast", i, nd], s, nd)
+    elif kind == "bitcast" and d in ("float32", "int32"):
+      nd = "int32" if d == "float32" else "float32"
+      if nd == "float32": continue  # int bits as float may be NaN payloads: compare only float->int reinterpretation
+      add(["bitcast", i, nd], s, nd)
+    elif kind == "matmul" and len(s) == 2 and isf:
+      k = s[1]; m_ = draw(st.integers(1, 8))
+      inputs.append({"shape": [k, m_], "dtype": d, "seed": draw(st.integers(0, 2**16)), "kind": "normal"})
+      # new inputs go before the steps: shift every value id that refers to a step result
+      n_in = len(inputs) - 1
+      for stp in steps: _shift_ids(stp, n_in)
+      vals.insert(n_in, ((k, m_), d))
+      i = i + 1 if i >= n_in else i
+      add(["matmul", i, n_in], (s[0], m_), d)
+    elif kind == "cumsum" and isf and len(s) > 0: add(["cumsum", i, draw(st.integers(0, len(s) - 1))], s, d)
+    elif kind == "contiguous": add(["contiguous", i], s, d)
+  if not steps: add(["unary", "neg", 0], vals[0][0], vals[0][1])
+  outs = [len(vals) - 1]
+  if len(steps) > 2 and draw(st.booleans()): outs.append(len(inputs) + draw(st.integers(0, len(steps) - 2)))  # a shared intermediate
+  return {"inputs": inputs, "steps": steps, "outputs": outs}
+
+_ID_FIELDS = {"unary": [2], "binary": [2, 3], "where": [1, 2, 3], "reduce": [2], "permute": [1], "reshape": [1], "pad": [1], "shrink": [1],
+              "flip": [1], "expand": [1], "cast": [1], "bitcast": [1], "matmul": [1, 2], "cumsum": [1], "contiguous": [1]}
+def _shift_ids(step:list, at:int) -> None:
+  for f in _ID_FIELDS[step[0]]:
+    if step[f] >= at: step[f] += 1
+
+# ** checking a program, signatures, findings **
+
+@dataclass
+class GraphVerdict:
+  ok: bool
+  signature: str = ""
+  summary: str = ""
+  blame: str = ""
+
+def check_program(desc:dict, scheduler=None, per_kernel:bool=True) -> GraphVerdict:
+  from uopcheck import harness
+  r = harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler)
+  if r.ok: return GraphVerdict(True)
+  blame, kernel_ops = "", ""
+  if per_kernel and not r.error.startswith("Ops."):
+    try:
+      from uopcheck.fast.kernel_check import check_per_kernel
+      pk = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=scheduler)
+      blame = pk.blame or ""
+      bad = next((k for k in pk.kernels if not k.ok), None)
+      kernel_ops = (bad.name.split("_")[0] if bad else "")
+    except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
+  kind = "spec-error" if r.error.startswith("Ops.") else "mismatch"
+  out_dts = sorted({str(c.dtype) for c in r.comparisons if not c.ok})
+  sig_src = f"{kind}|{blame}|{kernel_ops}|{','.join(out_dts)}|{r.error.split(':')[0] if kind == 'spec-error' else ''}"
+  return GraphVerdict(False, hashlib.sha256(sig_src.encode()).hexdigest()[:12], r.error or r.line(), blame)
+
+def write_finding(desc:dict, v:GraphVerdict, directory:str|os.PathLike, seed=None) -> pathlib.Path|None:
+  """Atomically write a reproducer (temp file + rename); one file per signature, the smaller program wins."""
+  p = pathlib.Path(directory); p.mkdir(parents=True, exist_ok=True)
+  out = p / f"graph-{v.signature}.json"
+  size = len(desc["steps"])
+  if out.exists():
+    try:
+      if len(json.loads(out.read_text())["program"]["steps"]) <= size: return None
+    except (OSError, ValueError, KeyError): pass
+  d = {"kind": "graph", "signature": v.signature, "summary": v.summary, "blame": v.blame, "seed": seed, "program": desc}
+  fd, tmp = tempfile.mkstemp(dir=p, suffix=".tmp")
+  with os.fdopen(fd, "w") as f: json.dump(d, f, indent=1)
+  os.replace(tmp, out)
+  return out
+
+def load_graph_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, dict]]:
+  out = []
+  for path in sorted(pathlib.Path(directory).glob("graph-*.json")):
+    try:
+      d = json.loads(path.read_text())
+      if not {"inputs", "steps", "outputs"} <= set(d["program"]): raise ValueError("program lacks inputs/steps/outputs")
+    except (OSError, ValueError, KeyError, TypeError) as e: raise SpecError(f"corrupt finding file: {e}", path.name) from None
+    out.append((path, d))
+  return out
+
+# ** the campaign **
+
+@dataclass
+class GraphStats:
+  cases: int = 0
+  failures: int = 0
+  signatures: set = field(default_factory=set)
+  seconds: float = 0.0
+
+_self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
+
+def _broken_scheduler(function):
+  """--self-test-bug: rangeify, then every float MAX inside a kernel becomes ADD (for testing the campaign itself)."""
+  from tinygrad.schedule.rangeify import get_kernel_graph
+  return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
+
+SHRINK_BUDGET = 150  # property calls spent shrinking one failure
+
+class FoundBug(Exception):
+  """Raised inside the hypothesis property for a failing case (never confused with an AssertionError inside tinygrad)."""
+
+def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters, scheduler=None, max_examples:int|None=None) -> GraphStats:
+  """One campaign process: hypothesis over ``programs()`` until the time budget; every failure is written at once."""
+  from hypothesis import given, settings, HealthCheck, Phase, seed as hseed
+  from hypothesis.database import DirectoryBasedExampleDatabase
+  stats = GraphStats()
+  start = time.perf_counter(); deadline = start + minutes * 60
+  shrink: list = [None]
+  class Stop(Exception): pass
+  @settings(max_examples=max_examples or 10**9, deadline=None, database=DirectoryBasedExampleDatabase(db_dir) if db_dir else None,
+            suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], report_multiple_bugs=False)
+  @given(programs())
+  def prop(desc):
+    # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
+    # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
+    if shrink[0] is not None:
+      shrink[0] += 1
+      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
+    elif time.perf_counter() > deadline: raise Stop()
+    try: v = check_program(desc, scheduler=scheduler, per_kernel=False)
+    except Exception as e:  # tinygrad crashing on a valid program is a finding too
+      msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+      v = GraphVerdict(False, hashlib.sha256(f"crash|{type(e).__name__}|{msg[:80]}".encode()).hexdigest()[:12], f"crash: {msg}", "crash")
+    stats.cases += 1
+    if counters is not None:
+      with counters.get_lock(): counters[0] += 1
+    if not v.ok:
+      if shrink[0] is None: shrink[0] = 0
+      stats.failures += 1
+      new = v.signature not in stats.signatures
+      stats.signatures.add(v.signature)
+      write_finding(desc, v, findings_dir, seed)
+      if counters is not None:
+        with counters.get_lock():
+          counters[1] += 1
+          if new: counters[2] += 1
+      raise FoundBug(v.summary)
+  rounds = 0
+  while time.perf_counter() < deadline:
+    run = prop if seed is None else hseed(seed * 1000 + wid * 100 + rounds)(prop)
+    rounds += 1
+    shrink[0] = None
+    try: run()
+    except Stop: break
+    except FoundBug: pass  # written above, and shrunk by hypothesis; keep fuzzing with the next seed
+    if max_examples: break
+  stats.seconds = time.perf_counter() - start
+  return stats
+
+_COUNTERS = None
+def _init_worker(counters):
+  global _COUNTERS
+  _COUNTERS = counters
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop; written findings stay written
+
+def _worker_entry(args):
+  wid, minutes, seed, findings_dir, db_dir, self_test = args
+  s = worker(wid, minutes, seed, findings_dir, db_dir, _COUNTERS, _broken_scheduler if self_test else None)
+  return s.cases, s.failures, sorted(s.signatures)
+
+def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str="fuzz/findings", db_dir:str=".hypothesis/uopcheck-graph",
+                 self_test_bug:bool=False, report_dir:str="reports") -> dict:
+  import multiprocessing as mp
+  ctx = mp.get_context("spawn")
+  counters = ctx.Array("l", 3)  # cases, failures, new signatures
+  start = time.perf_counter()
+  interrupted = False
+  pool = ctx.Pool(workers, initializer=_init_worker, initargs=(counters,))
+  res = pool.map_async(_worker_entry, [(w, minutes, seed, findings_dir, db_dir, self_test_bug) for w in range(workers)])
+  try:
+    while not res.ready():
+      res.wait(2)
+      el = time.perf_counter() - start
+      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  failures {counters[1]}  "
+            f"distinct signatures {len(list(pathlib.Path(findings_dir).glob('graph-*.json'))) if pathlib.Path(findings_dir).exists() else 0}",
+            end="", flush=True)
+  except KeyboardInterrupt:
+    interrupted = True
+    pool.terminate()
+  else:
+    pool.close()
+    try: res.get()
+    except Exception as e: print(f"\nuopcheck: a campaign worker failed: {type(e).__name__}: {e}", file=sys.stderr)
+  pool.join()
+  el = time.perf_counter() - start
+  found = load_graph_findings(findings_dir) if pathlib.Path(findings_dir).exists() else []
+  if not interrupted: annotate_blame(found, _broken_scheduler if self_test_bug else None)
+  summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
+             "cases_per_min": round(counters[0] / el * 60, 1), "failures": counters[1], "interrupted": interrupted,
+             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "summary": d.get("summary", "")[:200]} for p, d in found]}
+  print()
+  write_report(summary, report_dir)
+  return summary
+
+def annotate_blame(found:list[tuple[pathlib.Path, dict]], scheduler=None) -> None:
+  """After a campaign: give each finding without one the stage the per-kernel check blames (rewritten atomically)."""
+  from uopcheck.fast.kernel_check import check_per_kernel
+  for path, d in found:
+    if d.get("blame"): continue
+    try: d["blame"] = check_per_kernel(lambda: build_program(d["program"]), path.stem, scheduler=scheduler).blame or "none (passes now)"
+    except Exception as e: d["blame"] = f"per-kernel check failed: {type(e).__name__}"
+    tmp = path.with_suffix(".tmp"); tmp.write_text(json.dumps(d, indent=1)); os.replace(tmp, path)
+
+def write_report(summary:dict, report_dir:str) -> None:
+  p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
+  (p / "graph_campaign.json").write_text(json.dumps(summary, indent=1))
+  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
+           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min), failures: {summary['failures']}"
+           + (" (interrupted)" if summary["interrupted"] else ""), f"- distinct findings: {len(summary['findings'])}", "",
+           "| file | blame | summary |", "|---|---|---|"]
+  lines += [f"| {f['file']} | {f['blame'] or '-'} | {f['summary'].replace('|', '/')[:120]} |" for f in summary["findings"]]
+  (p / "graph_campaign.md").write_text("\n".join(lines) + "\n")
+  print("\n".join(lines))
+
+def main(args) -> int:
+  s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False))
+  return 130 if s["interrupted"] else 0
