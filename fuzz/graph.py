@@ -16,6 +16,7 @@ from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from uopcheck.spec.errors import SpecError
+from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, campaign_rounds
 
 DTYPES = {"float32": dtypes.float32, "float16": dtypes.float16, "int32": dtypes.int32, "int8": dtypes.int8, "bool": dtypes.bool}
 NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int8": np.int8, "bool": np.bool_}
@@ -145,7 +146,7 @@ def programs(draw, max_steps:int=6, max_elems:int=4096):
     elif kind == "cast":
       nd = draw(st.sampled_from([x for x in ("float32", "float16", "int32", "int8") if x != d]))
       add(["cast", i, nd], s, nd)
-    elif kind == "bitcast" and d in ("float32", "int32"):
+    elif kind == "bitcast" and d in ("float32", "int32") and i < len(inputs):  # only exact values: a tolerance can't cross a bitcast
       nd = "int32" if d == "float32" else "float32"
       if nd == "float32": continue  # int bits as float may be NaN payloads: compare only float->int reinterpretation
       add(["bitcast", i, nd], s, nd)
@@ -208,20 +209,13 @@ def write_finding(desc:dict, v:GraphVerdict, directory:str|os.PathLike, seed=Non
       if len(json.loads(out.read_text())["program"]["steps"]) <= size: return None
     except (OSError, ValueError, KeyError): pass
   d = {"kind": "graph", "signature": v.signature, "summary": v.summary, "blame": v.blame, "seed": seed, "program": desc}
-  fd, tmp = tempfile.mkstemp(dir=p, suffix=".tmp")
-  with os.fdopen(fd, "w") as f: json.dump(d, f, indent=1)
-  os.replace(tmp, out)
-  return out
+  return atomic_write_json(out, d)
+
+def _validate(d:dict) -> None:
+  if not {"inputs", "steps", "outputs"} <= set(d["program"]): raise ValueError("program lacks inputs/steps/outputs")
 
 def load_graph_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, dict]]:
-  out = []
-  for path in sorted(pathlib.Path(directory).glob("graph-*.json")):
-    try:
-      d = json.loads(path.read_text())
-      if not {"inputs", "steps", "outputs"} <= set(d["program"]): raise ValueError("program lacks inputs/steps/outputs")
-    except (OSError, ValueError, KeyError, TypeError) as e: raise SpecError(f"corrupt finding file: {e}", path.name) from None
-    out.append((path, d))
-  return out
+  return load_dir(directory, "graph-*.json", _validate)
 
 # ** the campaign **
 
@@ -246,16 +240,14 @@ class FoundBug(Exception):
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters, scheduler=None, max_examples:int|None=None) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget; every failure is written at once."""
-  from hypothesis import given, settings, HealthCheck, Phase, seed as hseed
   from hypothesis.database import DirectoryBasedExampleDatabase
+  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
   stats = GraphStats()
   start = time.perf_counter(); deadline = start + minutes * 60
   shrink: list = [None]
   class Stop(Exception): pass
-  @settings(max_examples=max_examples or 10**9, deadline=None, database=DirectoryBasedExampleDatabase(db_dir) if db_dir else None,
-            suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], report_multiple_bugs=False)
-  @given(programs())
-  def prop(desc):
+  db = DirectoryBasedExampleDatabase(db_dir) if db_dir else None
+  def check_one(desc):
     # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
     # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
     if shrink[0] is not None:
@@ -280,14 +272,13 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
           counters[1] += 1
           if new: counters[2] += 1
       raise FoundBug(v.summary)
-  rounds = 0
+  rounds = campaign_rounds(check_one, programs(), db, max_examples, None if seed is None else (lambda r: seed * 1000 + wid * 100 + r))
   while time.perf_counter() < deadline:
-    run = prop if seed is None else hseed(seed * 1000 + wid * 100 + rounds)(prop)
-    rounds += 1
+    run = next(rounds)
     shrink[0] = None
     try: run()
     except Stop: break
-    except FoundBug: pass  # written above, and shrunk by hypothesis; keep fuzzing with the next seed
+    except (FoundBug, Flaky, FlakyFailure): pass  # written above, and shrunk by hypothesis; keep fuzzing with the next seed
     if max_examples: break
   stats.seconds = time.perf_counter() - start
   return stats
@@ -344,7 +335,7 @@ def annotate_blame(found:list[tuple[pathlib.Path, dict]], scheduler=None) -> Non
     if d.get("blame"): continue
     try: d["blame"] = check_per_kernel(lambda: build_program(d["program"]), path.stem, scheduler=scheduler).blame or "none (passes now)"
     except Exception as e: d["blame"] = f"per-kernel check failed: {type(e).__name__}"
-    tmp = path.with_suffix(".tmp"); tmp.write_text(json.dumps(d, indent=1)); os.replace(tmp, path)
+    atomic_write_json(path, d)
 
 def write_report(summary:dict, report_dir:str) -> None:
   p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)

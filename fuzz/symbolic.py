@@ -13,6 +13,7 @@ from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.fuzz.exhaustive import exhaustive_check
+from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, campaign_rounds
 
 SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
 
@@ -123,10 +124,7 @@ def save_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
     try: old = json.loads(out.read_text())
     except (OSError, ValueError): old = None  # a corrupt file is replaced by a good one
     if old is not None and len(old.get("expr", "")) <= len(d["expr"]): return None
-  fd, tmp = tempfile.mkstemp(dir=p, suffix=".tmp")
-  with os.fdopen(fd, "w") as f: json.dump(d, f, indent=1)
-  os.replace(tmp, out)
-  return out
+  return atomic_write_json(out, d)
 
 def load_expr(code:str) -> UOp:
   from tinygrad.uop.spec import eval_pyrender
@@ -155,8 +153,8 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
   """Fuzz ``e`` vs ``e.simplify()`` for a time budget with hypothesis (example database in ``db_dir``). A refuted case is saved
   at once (atomically); while hypothesis shrinks it, smaller versions replace it, so the file ends minimal. Afterwards each
   new finding is attributed to the rule application that first breaks refinement."""
-  from hypothesis import given, settings, HealthCheck, Phase, seed as hseed
   from hypothesis.database import DirectoryBasedExampleDatabase
+  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
   from uopcheck.fuzz.rules import blame_rule
   stats = CampaignStats()
   start = time.perf_counter()
@@ -165,10 +163,8 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
   saved: set[pathlib.Path] = set()
   shrink: list = [None]
   class Stop(Exception): pass
-  @settings(max_examples=max_examples or 10**9, deadline=None, database=DirectoryBasedExampleDatabase(db_dir) if db_dir else None,
-            suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], report_multiple_bugs=False)
-  @given(int_expr())
-  def prop(e):
+  db = DirectoryBasedExampleDatabase(db_dir) if db_dir else None
+  def check_one(e):
     if shrink[0] is not None:  # shrinking a refutation: stop (by passing) past the deadline or the budget
       shrink[0] += 1
       if shrink[0] > 200 or time.perf_counter() > deadline: return
@@ -185,14 +181,13 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
       if shrink[0] is None: shrink[0] = 0
       if (path := save_finding({**finding_json(e, s, v, None, seed), "reading": reading.value}, findings_dir)) is not None: saved.add(path)
       raise FoundBug(str(v.detail))
-  rounds = 0
+  rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
   while time.perf_counter() < deadline:
-    run = prop if seed is None else hseed(seed + rounds)(prop)
-    rounds += 1
+    run = next(rounds)
     shrink[0] = None
     try: run()
     except Stop: break
-    except FoundBug: pass       # a refutation: saved (and shrunk) above; keep fuzzing with a new seed
+    except (FoundBug, Flaky, FlakyFailure): pass       # a refutation: saved (and shrunk) above; keep fuzzing with a new seed
     if max_examples: break
   for path in sorted(saved):
     d = json.loads(path.read_text())
@@ -200,25 +195,20 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
       try: blamed = blame_rule(load_expr(d["expr"]), reading)
       except Exception: blamed = None
       d["rule"] = blamed[0] if blamed else "unattributed (the whole simplify, not a single step, breaks refinement)"
-      tmp = path.with_suffix(".tmp"); tmp.write_text(json.dumps(d, indent=1)); os.replace(tmp, path)
+      atomic_write_json(path, d)
     stats.findings.append(d)
   stats.seconds = time.perf_counter() - start
   if progress: print("\r" + stats.line(), flush=True)
   return stats
 
+def _validate(d:dict) -> None:
+  for k in ("expr", "simplified", "reason", "reading"):
+    if k not in d: raise ValueError(f"missing field {k!r}")
+  OverflowReading(d["reading"])
+
 def load_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, dict]]:
   """Every symbolic finding in a directory; a corrupt file raises SpecError naming the file and what is wrong."""
-  from uopcheck.spec.errors import SpecError
-  out = []
-  for path in sorted(pathlib.Path(directory).glob("symbolic-*.json")):
-    try:
-      d = json.loads(path.read_text())
-      for k in ("expr", "simplified", "reason", "reading"):
-        if k not in d: raise ValueError(f"missing field {k!r}")
-      OverflowReading(d["reading"])
-    except (OSError, ValueError) as e: raise SpecError(f"corrupt finding file: {e}", path.name) from None
-    out.append((path, d))
-  return out
+  return load_dir(directory, "symbolic-*.json", _validate)
 
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
