@@ -58,4 +58,8 @@ GRAPH_FINDINGS = [
                "numpy and tinygrad's own DEV=PYTHON wrap to -56 first and give -28)."),
   GraphFinding("int16 (x*16384)//16", _narrow([-6, -5, 3, 100], "int16", lambda t: (t * 16384) // 16),
                "the same on int16: rendered as (val0<<14)>>4 in C int, -6*16384 never wraps to -32768 (CPU -6144, DEV=PYTHON -2048)."),
+  GraphFinding("uint32 (x+1)<255", _narrow([4294967295, 3, 254, 253], "uint32", lambda t: (t + 1) < 255),
+               "symbolic.py:273 rewrites (c0+x)<c1 to x<c1-c0 for every int dtype, which is unsound when x+c0 wraps: for uint32 "
+               "x=4294967295, x+1 = 0 < 255 is True (spec, numpy) but tinygrad computes x < 254 = False, on CPU and DEV=PYTHON alike. "
+               "Found by `uopcheck rules verify`, confirmed end to end."),
 ]
