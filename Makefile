@@ -15,7 +15,7 @@ clang:
 	  echo "installing clang (Debian package)"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null) || \
 	    { echo "uopcheck: could not install the Debian package 'clang' (need root and the Debian mirror)" >&2; exit 1; }; }
-	@ls /usr/bin/clang-1[7-9] /usr/bin/clang-2[0-9] >/dev/null 2>&1 || { \
+	@{ command -v clang-17 || command -v clang-18 || command -v clang-19 || command -v clang-20 || command -v clang-21; } >/dev/null 2>&1 || { \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null 2>&1 && echo "installed clang-19 (bfloat16 kernels)") || \
 	  echo "note: clang-19 not installed; bfloat16 conformance cases will be skipped with a reason"; }
 
