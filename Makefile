@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test clang install bench clean
+.PHONY: demo test clang browser install bench clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -18,6 +18,12 @@ clang:
 	@{ command -v clang-17 || command -v clang-18 || command -v clang-19 || command -v clang-20 || command -v clang-21; } >/dev/null 2>&1 || { \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null 2>&1 && echo "installed clang-19 (bfloat16 kernels)") || \
 	  echo "note: clang-19 not installed; bfloat16 conformance cases will be skipped with a reason"; }
+
+# headless Chromium renders the rule-coverage HTML in a test; without it that one test skips with the reason
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 && echo "installed chromium") || \
+	  echo "note: chromium not installed; the rule-coverage HTML rendering test will be skipped"; }
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +37,7 @@ demo: install
 	$(VENV)/bin/uopcheck check --json reports/demo.json
 	@echo; echo "report written to reports/demo.json"
 
-test: install
+test: install browser
 	$(PY) -m pytest conformance -q
 
 bench: install

@@ -17,4 +17,10 @@ if "CC" not in os.environ:
       os.environ["CC"] = _cc
       break
 
+# a process started under `uopcheck coverage` (or a campaign worker of one) records rule coverage and leaves its data at exit
+if os.environ.get("UOPCHECK_RULECOV_DIR"):
+  os.environ.setdefault("TRACK_MATCH_STATS", "1")
+  os.environ.setdefault("PRINT_MATCH_STATS", "0")
+  from uopcheck import rulecov as _rulecov  # noqa: F401  (registers the exit hook; imports no tinygrad)
+
 __version__ = "0.1.0"

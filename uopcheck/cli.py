@@ -86,6 +86,23 @@ def _cmd_rules(args) -> int:
   print(format_table(tallies))
   return 0
 
+def _cmd_coverage(args) -> int:
+  import pathlib, shutil
+  from uopcheck import rulecov
+  cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+  if not cmd:
+    print("uopcheck coverage: give a command after --, e.g. uopcheck coverage -- pytest conformance -k movement", file=sys.stderr)
+    return 2
+  d = pathlib.Path(args.dir)
+  for f in d.glob("rulecov.*.json"): f.unlink()
+  env = {**os.environ, "TRACK_MATCH_STATS": "1", "PRINT_MATCH_STATS": "0", "UOPCHECK_RULECOV_DIR": str(d.resolve())}
+  rc = subprocess.call(cmd, env=env)
+  rep = rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None)
+  if "term" in args.report: print(rulecov.term(rep))
+  if "json" in args.report: (d / "rulecov.report.json").write_text(json.dumps(rep, indent=1)); print(f"JSON report: {d}/rulecov.report.json")
+  if "html" in args.report: print(f"HTML report: {rulecov.write_html(rep, d / 'html')}")
+  return rc
+
 def _cmd_amd(args) -> int:
   from uopcheck.amd import cli as amd_cli
   return amd_cli.main(args)
@@ -123,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--seed", type=int, default=0)
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
   r.set_defaults(fn=_cmd_rules)
+  cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
+  cv.add_argument("--dir", default="reports/rulecov")
+  cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
+  cv.add_argument("--report", nargs="*", default=["term"], choices=["term", "json", "html"])
+  cv.add_argument("cmd", nargs=argparse.REMAINDER)
+  cv.set_defaults(fn=_cmd_coverage)
   a = sub.add_parser("amd", help="MI350X bring-up: doctor and env")
   a.add_argument("amd_cmd", choices=["doctor", "env"])
   a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")
