@@ -292,6 +292,9 @@ def _init_worker(counters):
 def _worker_entry(args):
   wid, minutes, seed, findings_dir, db_dir, self_test = args
   s = worker(wid, minutes, seed, findings_dir, db_dir, _COUNTERS, _broken_scheduler if self_test else None)
+  if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
+    from uopcheck import rulecov
+    rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
   return s.cases, s.failures, sorted(s.signatures)
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str="fuzz/findings", db_dir:str=".hypothesis/uopcheck-graph",
