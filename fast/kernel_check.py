@@ -111,7 +111,7 @@ def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
 
-def _kernel_tolerance(ast:UOp, dt):
+def kernel_tolerance(ast:UOp, dt):
   depth = sum(1 for x in ast.toposort() if x.op in (Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.REDUCE))
   red = 1
   for x in ast.toposort():
@@ -135,7 +135,7 @@ def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, 
   kc.ref_s = time.perf_counter() - st
   for slot in sorted(interp.stored_slots()):
     dev = _state_from_bytes(args[slot], step.after[slot])
-    c = compare(out[slot].value, dev.value, args[slot].dtype, _kernel_tolerance(ast, args[slot].dtype), out[slot].undefined)
+    c = compare(out[slot].value, dev.value, args[slot].dtype, kernel_tolerance(ast, args[slot].dtype), out[slot].undefined)
     kc.max_err = max(kc.max_err, c.max_abs_err)
     if not c.ok and kc.ok:
       kc.ok, kc.buffer, kc.first_index, kc.ref_value, kc.fast_value = False, slot, c.first_index, c.ref_value, c.fast_value

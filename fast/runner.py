@@ -70,7 +70,7 @@ def hcq2_mode(enabled:bool):
 # tinygrad's PatternMatcher compiles each rule's function with a *copy* of the globals it names (UPAT_COMPILE,
 # uop/ops.py deconstruct_function), so rebinding a module function after its matcher first ran has no effect.
 # uopcheck therefore installs its hooks once, at import, and switches them through this shared mutable state.
-_STATE: dict = {"result": None, "scheduler": None}
+_STATE: dict = {"result": None, "scheduler": None, "compile_log": None}
 _orig_lower_sink_to_linear = tg_schedule.lower_sink_to_linear
 _orig_lower_and_compile = tg_realize.lower_and_compile
 
@@ -83,6 +83,7 @@ def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
 
 def _hooked_lower_and_compile(linear:UOp) -> UOp:
   out = _orig_lower_and_compile(linear)
+  if (log := _STATE["compile_log"]) is not None: log.append((linear, out))  # fast.jit_capture: what TinyJit compiled
   if (result := _STATE["result"]) is not None:
     for call_in, call in zip(linear.src, out.src):
       if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM:

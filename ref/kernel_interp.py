@@ -43,6 +43,26 @@ def render_expr(u:UOp, names:dict[UOp, str]) -> str:
   if u.op is Ops.CAST: return f"({u.dtype}){render_expr(u.src[0], names)}"
   return f"{u.op.name}({', '.join(render_expr(s, names) for s in u.src)})"
 
+def _share_axes(order:list[UOp], ranges:list[UOp]) -> tuple[dict[UOp, int], dict[UOp, frozenset]]:
+  """Give each RANGE a grid axis; two ranges that are never open in one expression may share an axis (numpy caps the
+  rank at 64 and some functions at 32, and a fused kernel -- a gradient norm over every weight -- can hold dozens of
+  independent reductions). A range is open in a value from the RANGE up to the REDUCE or END that closes it."""
+  open_in: dict[UOp, frozenset] = {}
+  clash: dict[UOp, set] = {r: set() for r in ranges}
+  for u in order:
+    live = frozenset().union(*(open_in[s] for s in u.src)) if u.src else frozenset()
+    if u.op is Ops.RANGE: live = live | {u}
+    elif u.op is Ops.REDUCE: live = live - set(u.src[1:])
+    elif u.op is Ops.END: live = live - set(u.src[1:])
+    open_in[u] = live
+    if len(live) > 1:
+      for r in live: clash[r] |= live
+  axis: dict[UOp, int] = {}
+  for r in ranges:
+    taken = {axis[o] for o in clash[r] if o in axis}
+    axis[r] = next(i for i in range(len(ranges) + 1) if i not in taken)
+  return axis, open_in
+
 class KernelInterpreter:
   """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states."""
   def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None):
@@ -50,9 +70,9 @@ class KernelInterpreter:
     self.ast, self.name, self.var_vals = ast, name, var_vals or {}
     self.order = list(ast.toposort())
     self.ranges = sorted([u for u in self.order if u.op is Ops.RANGE], key=lambda r: r.arg)
-    self.axis = {r: i for i, r in enumerate(self.ranges)}
+    self.axis, self.open_in = _share_axes(self.order, self.ranges)
     self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
-    self.ndim = len(self.ranges)
+    self.ndim = max(self.axis.values(), default=-1) + 1
 
   def params(self) -> dict[int, UOp]:
     return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}
@@ -126,7 +146,8 @@ class KernelInterpreter:
     oob = live & ((pos < 0) | (pos >= size))
     if oob.any():
       at = tuple(int(i) for i in np.argwhere(oob)[0])
-      rng = ", ".join(f"{self.names[r]}={at[self.axis[r]] if iv.value.shape[self.axis[r]] > 1 else 0}" for r in self.ranges) or "no ranges"
+      rng = ", ".join(f"{self.names[r]}={at[self.axis[r]] if iv.value.shape[self.axis[r]] > 1 else 0}" for r in self.ranges
+                      if r in self.open_in[idx]) or "no ranges"
       bad = int(np.broadcast_to(pos, oob.shape)[at])
       raise SpecError.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
                          f"index {render_expr(idx, self.names)} = {bad} at {rng}")

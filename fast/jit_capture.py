@@ -1,0 +1,84 @@
+"""What TinyJit captured, and a way to replay it one kernel at a time.
+
+When TinyJit captures a function it memory-plans the scheduled calls and compiles them (``jit.jit_lower``); the
+replay then runs those exact programs on those exact (planned) buffers. tinygrad's ``VALIDATE_WITH_CPU`` runs only
+outside the JIT, so the replayed kernels are never checked. ``recording_jit()`` records, for each capture, the
+planned linear twice: with each call's kernel AST (as rangeify made it) and with its compiled PROGRAM.
+``step_captured`` then runs the compiled calls in order, each through tinygrad's own compile/link/exec path
+(HCQ2 when on), with every argument buffer snapshotted before and after, which is what a per-kernel check needs."""
+from __future__ import annotations
+import contextlib
+from dataclasses import dataclass, field
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp
+import tinygrad.engine.jit as tg_jit
+from uopcheck.spec.errors import SpecError
+from uopcheck.fast import runner
+from uopcheck.fast.stepper import Step, StepLog, snapshot, run_call
+
+@dataclass
+class JitCapture:
+  """One TinyJit capture: the memory-planned calls, before (``ast_calls``) and after (``program_calls``) compile."""
+  ast_calls: list[UOp]
+  program_calls: list[UOp]
+  n_inputs: int
+
+  def kernel_indices(self) -> list[int]: return [i for i, c in enumerate(self.ast_calls) if c.src[0].op is Ops.SINK]
+
+@dataclass
+class JitRecorder:
+  captures: list[JitCapture] = field(default_factory=list)
+  pending: list[tuple[UOp, UOp]] = field(default_factory=list)
+
+_orig_jit_lower = tg_jit.jit_lower
+_RECORDERS: list[JitRecorder] = []
+
+def _recording_jit_lower(linear:UOp, held_bufs:set[UOp], input_uops:list[UOp]) -> UOp:
+  if not _RECORDERS: return _orig_jit_lower(linear, held_bufs, input_uops)
+  rec = _RECORDERS[-1]
+  rec.pending.clear()
+  runner._STATE["compile_log"] = rec.pending
+  try: out = _orig_jit_lower(linear, held_bufs, input_uops)
+  finally: runner._STATE["compile_log"] = None
+  if not rec.pending: raise SpecError("TinyJit capture compiled nothing: the JIT's lowering path changed (engine/jit.py jit_lower)")
+  before, after = max(rec.pending, key=lambda p: len(p[0].src))  # the whole planned linear (hcq2 may compile helpers too)
+  rec.captures.append(JitCapture(list(before.src), list(after.src), len(input_uops)))
+  return out
+
+# jit.py looks jit_lower up at call time (a plain module function, not a PatternMatcher rule), so one wrapper installed at
+# import serves every recorder; with none active it is the original.
+tg_jit.jit_lower = _recording_jit_lower
+
+@contextlib.contextmanager
+def recording_jit(rec:JitRecorder|None=None):
+  """Record every TinyJit capture made inside the block."""
+  rec = rec if rec is not None else JitRecorder()
+  _RECORDERS.append(rec)
+  try: yield rec
+  finally: _RECORDERS.remove(rec)
+
+def resolve_args(call:UOp, inputs:tuple[UOp, ...]) -> UOp:
+  """The call with each input PARAM replaced by the buffer the JIT would bind to it this time."""
+  def res(b:UOp) -> UOp:
+    if b.op is Ops.PARAM: return inputs[b.arg.slot]
+    if b.op in (Ops.MSELECT, Ops.SHRINK, Ops.BITCAST) and b.src and b.src[0].op is Ops.PARAM: return b.replace(src=(inputs[b.src[0].arg.slot], *b.src[1:]))
+    return b
+  return call.replace(src=(call.src[0], *[b if b.is_bound_var else res(b) for b in call.src[1:]]))
+
+def jit_inputs(args:tuple, kwargs:dict|None=None) -> tuple[UOp, ...]:
+  """The input buffers TinyJit binds for a call with these arguments (tinygrad's own _prepare_jit_inputs)."""
+  return tuple(tg_jit._prepare_jit_inputs(args, kwargs or {})[0])
+
+def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int]|None=None) -> StepLog:
+  """Run the captured, compiled calls one at a time on ``inputs``; each Step holds the kernel-AST call (buffers
+  resolved) so the reference can interpret it, and the bytes of every argument before and after the device ran it."""
+  if len(inputs) != cap.n_inputs: raise SpecError(f"the JIT was captured with {cap.n_inputs} inputs, got {len(inputs)}")
+  log = StepLog(var_vals=dict(var_vals or {}))
+  for ast_call, prg_call in zip(cap.ast_calls, cap.program_calls):
+    call, prg = resolve_args(ast_call, inputs), resolve_args(prg_call, inputs)
+    args = [a for a in call.src[1:] if not a.is_bound_var]
+    before = [snapshot(a) for a in args]
+    dt = run_call(prg, log.var_vals)
+    name = prg.src[0].arg.name if prg.src[0].op is Ops.PROGRAM else ""
+    log.steps.append(Step(len(log.steps), call, before, [snapshot(a) for a in args], dt, name))
+  return log

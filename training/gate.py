@@ -1,0 +1,257 @@
+"""The CPU gate: before a training run starts, every kernel of its JIT-captured train step is checked.
+
+tinygrad's ``VALIDATE_WITH_CPU`` (engine/realize.py ``_validate``/``exec_validate``) copies a kernel's inputs to the
+CPU, re-renders the *same* kernel AST for the CPU and asserts allclose(rtol=atol=1e-3). Its gaps, and what the gate
+does about each:
+  1. Both sides share the AST and every codegen pass up to the renderer: a scheduler bug, or a codegen rule both
+     renderers run, is invisible. -> each kernel is also run by uopcheck's reference kernel interpreter (no tinygrad
+     rewrite pass or codegen), and the whole step is evaluated by the tensor-level reference: if every kernel agrees
+     with its own AST but the step does not, the kernel graph (the scheduler) is wrong.
+  2. One fixed tolerance. -> the spec's per-dtype tolerance, widened by the kernel's op depth and reduction length.
+  3. It runs only when ``run_linear`` compiles (``not jit``): kernels TinyJit captured and replays are never checked.
+     -> the gate replays the captured step itself -- the memory-planned, compiled programs the run will execute --
+     one call at a time through the device's own path (HCQ2 here), and then checks that TinyJit's real (batched)
+     replay of the same step writes the same bytes.
+A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it); the run does not start."""
+from __future__ import annotations
+import pathlib, pickle, re, time
+from dataclasses import dataclass, field
+import numpy as np
+from tinygrad import Tensor
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import UOp
+from tinygrad.helpers import ansistrip
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec.compare import compare
+from uopcheck.spec.floats import Tolerance, graph_tolerance
+from uopcheck.spec.numpy_dtypes import from_bytes
+from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
+from uopcheck.ref.kernel_interp import KernelInterpreter
+from uopcheck.fast.runner import hcq2_mode, hcq2_active
+from uopcheck.fast.stepper import Step, snapshot, restore, run_call
+from uopcheck.fast.kernel_check import check_kernel_step, kernel_tolerance
+from uopcheck.fast.jit_capture import JitCapture, recording_jit, step_captured, jit_inputs
+
+@dataclass
+class KernelRow:
+  """One distinct kernel (by AST) of the train step, over every call of it the gate ran."""
+  name: str
+  instances: int = 0
+  cpu_err: float = 0.0
+  ref_err: float = 0.0
+  tolerance: str = ""
+  cpu_ok: bool = True
+  ref_ok: bool = True
+  detail: str = ""
+  reproducer: str = ""
+
+  @property
+  def ok(self) -> bool: return self.cpu_ok and self.ref_ok
+
+@dataclass
+class GateResult:
+  rows: list[KernelRow] = field(default_factory=list)
+  steps: int = 0
+  calls: int = 0
+  step_ok: bool = True          # the step's outputs (stepped replay) == the tensor-level reference
+  replay_ok: bool = True        # TinyJit's real replay == the stepped replay, byte for byte
+  messages: list[str] = field(default_factory=list)
+  seconds: float = 0.0
+  hcq2: bool = True
+
+  @property
+  def ok(self) -> bool: return self.step_ok and self.replay_ok and all(r.ok for r in self.rows)
+
+  @property
+  def blame(self) -> str|None:
+    if self.ok: return None
+    if any(not r.ref_ok and r.cpu_ok for r in self.rows): return "codegen shared by device and CPU (VALIDATE_WITH_CPU cannot see it)"
+    if any(not r.cpu_ok for r in self.rows): return "device vs CPU"
+    if not self.step_ok: return "scheduler (every kernel matches its AST; the kernel graph does not compute the step)"
+    return "JIT replay"
+
+  def table(self) -> str:
+    out = [f"{'kernel':44s} {'calls':>5s} {'dev vs CPU':>11s} {'dev vs ref':>11s} {'tolerance':>22s}  result"]
+    for r in self.rows:
+      out.append(f"{r.name[:44]:44s} {r.instances:5d} {r.cpu_err:11.3g} {r.ref_err:11.3g} {r.tolerance:>22s}  "
+                 f"{'PASS' if r.ok else 'FAIL'}{'' if r.ok else '  ' + r.detail}")
+    out.append(f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
+               f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s")
+    out.append(f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
+               f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}")
+    out += [f"note: {m}" for m in self.messages]
+    out.append("gate: PASS" if self.ok else f"gate: FAIL ({self.blame})")
+    return "\n".join(out)
+
+  def as_dict(self) -> dict:
+    return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
+            "seconds": self.seconds, "messages": self.messages,
+            "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
+                         "ok": r.ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
+
+def _tol_str(t:Tolerance) -> str: return f"rtol={float(np.max(t.rtol)):.1e} atol={float(np.max(t.atol)):.1e}"
+
+def _args(call:UOp) -> list[UOp]: return [a for a in call.src[1:] if not a.is_bound_var]
+
+def _values(u:UOp, raw:bytes|None) -> np.ndarray:
+  b = u.buffer
+  return from_bytes(raw if raw is not None else bytes(b.nbytes), b.dtype, (b.size,))
+
+def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
+  """What VALIDATE_WITH_CPU does: the kernel AST rendered for the CPU, on CPU copies of the inputs, plain runtime."""
+  args = _args(step.call)
+  shadows = {a: UOp.new_buffer("CPU", a.buffer.size, a.buffer.dtype) for a in args}
+  for a, raw in zip(args, step.before):
+    shadows[a].buffer.ensure_allocated()
+    restore(shadows[a], raw)
+  cpu_call = step.call.replace(src=(step.call.src[0], *[a if a.is_bound_var else shadows[a] for a in step.call.src[1:]]))
+  with hcq2_mode(False): run_call(cpu_call, var_vals)
+  return [snapshot(shadows[a]) for a in args]
+
+def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float, bool, bool, str, Tolerance|None]:
+  """(dev-vs-CPU err, dev-vs-ref err, cpu ok, ref ok, detail, tolerance) for one kernel call."""
+  ast, args = step.call.src[0], _args(step.call)
+  kc, ref_out = check_kernel_step(step, var_vals)
+  if ref_out is None: return 0.0, 0.0, True, False, f"reference: {kc.error}", None
+  cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
+  for slot in sorted(KernelInterpreter(ast).stored_slots()):
+    a = args[slot]
+    tol = kernel_tolerance(ast, a.buffer.dtype)
+    c = compare(_values(a, cpu_after[slot]), _values(a, step.after[slot]), a.buffer.dtype, tol, ref_out[slot].undefined)
+    cpu_err = max(cpu_err, c.max_abs_err)
+    if not c.ok and cpu_ok: cpu_ok, detail = False, f"buffer {slot} vs CPU at {c.first_index}: cpu={c.ref_value!r} device={c.fast_value!r}"
+  if not kc.ok:
+    detail = (detail + "; " if detail else "") + f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}"
+  return cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol
+
+# ** reproducers **
+
+def save_reproducer(path:pathlib.Path, step:Step, var_vals:dict[str, int], detail:str) -> pathlib.Path:
+  """The kernel AST, each argument's dtype, size and bytes before the call, and what the device wrote."""
+  args = _args(step.call)
+  path.parent.mkdir(parents=True, exist_ok=True)
+  rec = {"format": "uopcheck-kernel-reproducer/1", "name": step.name, "ast": step.call.src[0], "var_vals": var_vals, "detail": detail,
+         "args": [(a.buffer.dtype, a.buffer.size) for a in args], "before": step.before, "device_after": step.after,
+         "device": str(args[0].buffer.device) if args else "CPU", "hcq2": hcq2_active()}
+  tmp = path.with_suffix(".tmp")
+  tmp.write_bytes(pickle.dumps(rec))
+  tmp.replace(path)
+  return path
+
+def load_reproducer(path:str|pathlib.Path) -> dict:
+  p = pathlib.Path(path)
+  try: rec = pickle.loads(p.read_bytes())
+  except FileNotFoundError: raise SpecError(f"{p}: no such reproducer file") from None
+  except Exception as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer (unpickling failed: {type(e).__name__}: {e})") from None
+  if not isinstance(rec, dict) or rec.get("format") != "uopcheck-kernel-reproducer/1":
+    raise SpecError(f"{p}: not a uopcheck kernel reproducer (format field is {rec.get('format') if isinstance(rec, dict) else type(rec).__name__!r})")
+  return rec
+
+def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool, str]:
+  """Re-run a saved kernel on the device from its saved inputs; check it against the CPU and the reference again."""
+  rec = load_reproducer(path)
+  dev = device or rec["device"]
+  bufs = [UOp.new_buffer(dev, size, dt) for dt, size in rec["args"]]
+  for b, raw in zip(bufs, rec["before"]):
+    b.buffer.ensure_allocated()
+    restore(b, raw)
+  call = rec["ast"].call(*bufs)
+  with hcq2_mode(rec.get("hcq2", True)): dt = run_call(call, rec["var_vals"])
+  step = Step(0, call, rec["before"], [snapshot(b) for b in bufs], dt, rec["name"])
+  cpu_err, ref_err, cpu_ok, ref_ok, detail, _ = check_step_kernel(step, rec["var_vals"])
+  same = step.after == rec["device_after"]
+  msg = (f"kernel {ansistrip(rec['name'])} on {dev}: dev vs CPU {'PASS' if cpu_ok else 'FAIL'} ({cpu_err:.3g}), dev vs ref "
+         f"{'PASS' if ref_ok else 'FAIL'} ({ref_err:.3g}); device output {'identical to' if same else 'differs from'} the recorded run"
+         + (f"; {detail}" if detail else ""))
+  return cpu_ok and ref_ok, msg
+
+# ** the gate **
+
+def _file_name(name:str) -> str: return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80] or "kernel"
+
+class CPUGate:
+  """Capture ``trainer``'s JIT step, then validate ``steps`` replays of it (see the module docstring)."""
+  def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate"):
+    self.trainer, self.out_dir = trainer, pathlib.Path(out_dir)
+    self.capture: JitCapture|None = None
+
+  def _capture(self, batches:list[np.ndarray], lr:float) -> None:
+    tr = self.trainer
+    if tr.jit_step.captured is not None: tr.jit_step.reset()
+    with recording_jit() as rec:
+      while tr.jit_step.captured is None: tr.step(batches[0], lr)   # call 0 runs eagerly, call 1 captures
+    if not rec.captures: raise SpecError("the train step was not captured by TinyJit (JIT=0?): nothing for the gate to check")
+    self.capture = rec.captures[-1]
+
+  def run(self, batches:list[np.ndarray], lr:float) -> GateResult:
+    """Validate one replay per batch; the trainer's state is restored afterwards (the gate trains nothing)."""
+    tr, st = self.trainer, time.perf_counter()
+    res = GateResult(hcq2=hcq2_active())
+    start_state = tr.snapshot()
+    self._capture(batches, lr)
+    rows: dict[bytes, KernelRow] = {}
+    tr.restore(start_state)
+    for b, batch in enumerate(batches):
+      self._validate_step(batch, lr, res, rows, b)
+      res.steps += 1
+    tr.restore(start_state)
+    res.rows, res.seconds = list(rows.values()), time.perf_counter() - st
+    return res
+
+  def _validate_step(self, batch:np.ndarray, lr:float, res:GateResult, rows:dict[bytes, KernelRow], b:int) -> None:
+    tr, cap = self.trainer, self.capture
+    before = tr.snapshot()
+    tok, lr_t = tr.step_inputs(batch, lr)
+    # the tensor-level reference of the same step (the lazy graph is then realized eagerly and the state put back)
+    lazy = tr.step_tensors(tok, lr_t)
+    root = UOp.sink(*[t.uop for t in lazy])
+    try: ref = TensorInterpreter(load_inputs(root)).run(root)
+    except SpecError as e:
+      ref = None
+      res.step_ok = False
+      res.messages.append(f"tensor-level reference failed on the train step: {e}")
+    Tensor.realize(*lazy)
+    tr.restore(before)
+    # the captured step, kernel by kernel, on the device's own path
+    log = step_captured(cap, jit_inputs((tok, lr_t)))
+    for step in log.steps:
+      if step.kind != "kernel": continue
+      res.calls += 1
+      row = rows.setdefault(step.call.src[0].key, KernelRow(ansistrip(step.name) or f"kernel{step.index}"))
+      row.instances += 1
+      cpu_err, ref_err, cpu_ok, ref_ok, detail, tol = check_step_kernel(step, log.var_vals)
+      row.cpu_err, row.ref_err = max(row.cpu_err, cpu_err), max(row.ref_err, ref_err)
+      if tol is not None and not row.tolerance: row.tolerance = _tol_str(tol)
+      if not (cpu_ok and ref_ok) and row.ok:
+        row.cpu_ok, row.ref_ok, row.detail = cpu_ok, ref_ok, detail
+        row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.pkl",
+                                             step, log.var_vals, detail))
+    stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
+    if ref is not None: self._compare_reference(lazy, ref, stepped, res)
+    # TinyJit's own replay of the same step must write the same bytes as the call-by-call replay
+    tr.restore(before)
+    tr.jit_step(tok, lr_t)
+    replayed = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
+    for i, (a, c) in enumerate(zip(stepped, replayed)):
+      if a.tobytes() != c.tobytes():
+        res.replay_ok = False
+        res.messages.append(f"step {b}: TinyJit replay differs from the kernel-by-kernel replay in output {i} "
+                            f"(max abs diff {float(np.max(np.abs(a.astype(np.float64) - c.astype(np.float64)))):.3g})")
+        break
+
+  def _compare_reference(self, lazy:list[Tensor], ref, stepped:list[np.ndarray], res:GateResult) -> None:
+    """loss, grad norm and every updated state tensor, as the stepped replay left them, against the tensor-level reference."""
+    state, cfg = self.trainer.state_tensors(), self.trainer.cfg
+    def slot(t:Tensor) -> int|None: return next((j for j, s in enumerate(state) if s is t), None)
+    names = ["loss", "grad_norm"] + [f"state tensor {slot(t)} {t.shape}" for t in lazy[2:]]
+    got = stepped[:2] + [stepped[2 + j] if (j := slot(t)) is not None else None for t in lazy[2:]]
+    tokens = cfg.batch_size * cfg.grad_accum * self.trainer.model_cfg.seq_len
+    for name, t, r, g in zip(names, lazy, ref, got):
+      if g is None:
+        res.messages.append(f"{name}: the optimizer updates a tensor the trainer does not hold as state; not compared")
+        continue
+      tol = graph_tolerance(t.dtype, depth=16 * self.trainer.model_cfg.n_layers, reduce_size=tokens)
+      c = compare(np.asarray(r.value).reshape(-1), g.reshape(-1), t.dtype, tol, np.asarray(r.undefined).reshape(-1))
+      if not c.ok:
+        res.step_ok = False
+        res.messages.append(f"{name}: stepped replay vs tensor-level reference: {c.summary()}")

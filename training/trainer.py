@@ -1,0 +1,82 @@
+"""The training step: AdamW with global-norm gradient clipping, a cosine schedule with linear warmup, gradient
+accumulation, and the step JIT-compiled with ``TinyJit`` as tinygrad users do.
+
+``Trainer.step_tensors`` builds one step lazily (loss, grad norm, and every tensor the optimizer updates) so the
+gate can check the same graph at tensor level; ``Trainer.jit_step`` realizes it under TinyJit."""
+from __future__ import annotations
+import math
+from dataclasses import dataclass, asdict
+import numpy as np
+from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad.helpers import Context
+from tinygrad.nn.optim import AdamW
+from uopcheck.training.model import Llama, LlamaConfig, parameters
+
+@dataclass
+class TrainConfig:
+  steps: int = 50
+  batch_size: int = 8
+  grad_accum: int = 1
+  lr: float = 3e-3
+  min_lr: float = 3e-4
+  warmup: int = 5
+  weight_decay: float = 0.01
+  clip: float = 1.0
+  b1: float = 0.9
+  b2: float = 0.95
+  seed: int = 0
+
+  def as_dict(self) -> dict: return asdict(self)
+
+def cosine_lr(step:int, cfg:TrainConfig) -> float:
+  """Linear warmup over ``warmup`` steps to ``lr``, then cosine decay to ``min_lr`` at ``steps``."""
+  if step < cfg.warmup: return cfg.lr * (step + 1) / cfg.warmup
+  progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+  return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+
+class Trainer:
+  def __init__(self, model_cfg:LlamaConfig, train_cfg:TrainConfig):
+    Tensor.manual_seed(train_cfg.seed)
+    self.model_cfg, self.cfg = model_cfg, train_cfg
+    self.model = Llama(model_cfg)
+    self.params = parameters(self.model)
+    self.opt = AdamW(self.params, lr=train_cfg.lr, b1=train_cfg.b1, b2=train_cfg.b2, weight_decay=train_cfg.weight_decay)
+    Tensor.realize(*self.state_tensors())
+    self.jit_step = TinyJit(self._realized_step)
+
+  def state_tensors(self) -> list[Tensor]:
+    """Everything a step reads and writes besides its inputs: weights, optimizer moments and step powers, lr."""
+    return [*self.params, *self.opt.m, *self.opt.v, self.opt.b1_t, self.opt.b2_t, self.opt.lr, self.model.rope_cos, self.model.rope_sin]
+
+  def step_tensors(self, tokens:Tensor, lr:Tensor) -> list[Tensor]:
+    """One lazy step over tokens (grad_accum, batch, seq_len+1): [loss, grad_norm, *optimizer updates]."""
+    with Context(TRAINING=1):
+      self.opt.zero_grad()
+      accum = tokens.shape[0]
+      loss = sum(self.model.loss(tokens[i]) for i in range(accum)) / accum
+      loss.backward()
+      grads = [p.grad for p in self.params]
+      grad_norm = Tensor.stack(*[g.float().square().sum() for g in grads]).sum().sqrt()
+      scale = (self.cfg.clip / (grad_norm + 1e-6)).minimum(1.0)
+      for p in self.params: p.grad = p.grad * scale.cast(p.grad.dtype)
+      self.opt.lr.assign(lr.reshape(self.opt.lr.shape).cast(self.opt.lr.dtype))
+      return [loss, grad_norm, *self.opt.schedule_step()]
+
+  def _realized_step(self, tokens:Tensor, lr:Tensor) -> tuple[Tensor, Tensor]:
+    out = self.step_tensors(tokens, lr)
+    Tensor.realize(*out)
+    return out[0], out[1]
+
+  @staticmethod
+  def step_inputs(tokens:np.ndarray, lr:float) -> tuple[Tensor, Tensor]:
+    return Tensor(np.ascontiguousarray(tokens, dtype=np.int32)).realize(), Tensor([lr], dtype=dtypes.float32).realize()
+
+  def step(self, tokens:np.ndarray, lr:float) -> tuple[float, float]:
+    loss, gnorm = self.jit_step(*self.step_inputs(tokens, lr))
+    return float(loss.item()), float(gnorm.item())
+
+  def snapshot(self) -> list[np.ndarray]: return [t.numpy().copy() for t in self.state_tensors()]
+
+  def restore(self, values:list[np.ndarray]) -> None:
+    for t, v in zip(self.state_tensors(), values): t.assign(Tensor(v, dtype=t.dtype, device=t.device))
+    Tensor.realize(*self.state_tensors())
