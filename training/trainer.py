@@ -10,6 +10,7 @@ import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.helpers import Context
 from tinygrad.nn.optim import AdamW
+from tinygrad.nn.state import get_state_dict
 from uopcheck.training.model import Llama, LlamaConfig, parameters
 
 @dataclass
@@ -80,3 +81,11 @@ class Trainer:
   def restore(self, values:list[np.ndarray]) -> None:
     for t, v in zip(self.state_tensors(), values): t.assign(Tensor(v, dtype=t.dtype, device=t.device))
     Tensor.realize(*self.state_tensors())
+
+  def named_state(self) -> dict[str, Tensor]:
+    """The checkpointed state, by name: weights, AdamW moments, the step powers b1^t and b2^t, and lr."""
+    d = {f"model.{k}": v for k, v in get_state_dict(self.model).items() if not k.startswith("rope_")}
+    d.update({f"opt.m.{i}": t for i, t in enumerate(self.opt.m)})
+    d.update({f"opt.v.{i}": t for i, t in enumerate(self.opt.v)})
+    d.update({"opt.b1_t": self.opt.b1_t, "opt.b2_t": self.opt.b2_t, "opt.lr": self.opt.lr})
+    return d

@@ -7,6 +7,7 @@
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
   uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
+  uopcheck train --config tiny --steps 50 --validate                           Llama run behind the CPU gate (--replay FILE)
 """
 from __future__ import annotations
 import argparse, json, os, pathlib, subprocess, sys
@@ -107,6 +108,10 @@ def _cmd_amd(args) -> int:
   from uopcheck.amd import cli as amd_cli
   return amd_cli.main(args)
 
+def _cmd_train(args) -> int:
+  from uopcheck.training import run
+  return run.train(args)
+
 def build_parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
   sub = p.add_subparsers(dest="cmd", required=True)
@@ -151,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
   a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")
   a.add_argument("--json", action="store_true", help="machine-readable output")
   a.set_defaults(fn=_cmd_amd)
+  from uopcheck.training.run import add_arguments as train_arguments  # imports no tinygrad
+  t = sub.add_parser("train", help="Llama training run; --validate checks every kernel of the JIT-captured step first")
+  train_arguments(t)
+  t.set_defaults(fn=_cmd_train)
   return p
 
 def main(argv:list[str]|None=None) -> int:
@@ -158,7 +167,9 @@ def main(argv:list[str]|None=None) -> int:
   try: return args.fn(args)
   except Exception as e:
     from uopcheck.spec import SpecError
-    if isinstance(e, SpecError):
+    from uopcheck.training.data import DatasetError
+    from uopcheck.training.checkpoint import CheckpointError
+    if isinstance(e, (SpecError, DatasetError, CheckpointError)):
       print(f"uopcheck: {e}", file=sys.stderr)
       return 2
     raise

@@ -1,0 +1,121 @@
+"""``uopcheck train``: the Llama run, with the CPU gate in front of it.
+
+  uopcheck train --config tiny --steps 50 --validate      gate, then train; loss curve, checkpoints, wandb (offline)
+  uopcheck train --replay FILE                            re-run a gate reproducer (one kernel, saved inputs)
+
+With --validate the run starts only if every kernel of the JIT-captured train step agrees with the CPU and with the
+reference (training/gate.py); otherwise it prints the table, writes reproducers, and exits 3 without training."""
+from __future__ import annotations
+import argparse, json, os, pathlib, sys, time
+import numpy as np
+
+def add_arguments(p:argparse.ArgumentParser) -> None:
+  p.add_argument("--config", default="tiny", help="model config: tiny, small, llama3-1b, llama3-8b")
+  p.add_argument("--steps", type=int, default=50)
+  p.add_argument("--batch-size", type=int, default=8)
+  p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step")
+  p.add_argument("--seq-len", type=int, default=None, help="override the config's sequence length")
+  p.add_argument("--lr", type=float, default=3e-3)
+  p.add_argument("--min-lr", type=float, default=3e-4)
+  p.add_argument("--warmup", type=int, default=5)
+  p.add_argument("--clip", type=float, default=1.0)
+  p.add_argument("--weight-decay", type=float, default=0.01)
+  p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--data", default=None, help="Megatron indexed dataset PREFIX (PREFIX.bin + PREFIX.idx); default: the shipped "
+                 "generated corpus; 'synthetic' for labelled synthetic tokens")
+  p.add_argument("--device", default=None, help="tinygrad device for the run (default: tinygrad's default, CPU here)")
+  p.add_argument("--validate", action="store_true", help="run the CPU gate first; refuse to train if a kernel fails")
+  p.add_argument("--gate-steps", type=int, default=1, help="validated replays of the captured step (different batches)")
+  p.add_argument("--out", default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
+  p.add_argument("--checkpoint-every", type=int, default=25)
+  p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+  p.add_argument("--no-wandb", action="store_true", help="skip wandb (metrics.jsonl and the PNG are still written)")
+  p.add_argument("--replay", default=None, metavar="FILE", help="re-run a gate reproducer and exit")
+
+def _dataset(args, model_cfg, train_cfg):
+  from uopcheck.training import data
+  if args.data == "synthetic":
+    return data.SyntheticTokens(model_cfg.vocab_size, model_cfg.seq_len, train_cfg.batch_size, train_cfg.grad_accum, train_cfg.seed)
+  if args.data is None:
+    prefix = pathlib.Path(args.out) / "data" / "uopcheck-corpus_text_document"
+    ds = data.IndexedDataset(prefix) if prefix.with_name(prefix.name + ".idx").is_file() else data.build_shipped_dataset(prefix)
+  else: ds = data.IndexedDataset(args.data)
+  stream = ds.tokens()
+  if stream.size and int(stream.max()) >= model_cfg.vocab_size:
+    raise data.DatasetError(f"{ds.bin_path}: token {int(stream.max())} is outside the model's vocabulary of {model_cfg.vocab_size}")
+  return data.TokenBatches(stream, model_cfg.seq_len, train_cfg.batch_size, train_cfg.grad_accum, train_cfg.seed, source=str(ds.prefix))
+
+def replay(path:str) -> int:
+  from uopcheck.training.gate import replay_reproducer
+  ok, msg = replay_reproducer(path)
+  print(msg)
+  return 0 if ok else 1
+
+def train(args) -> int:
+  if args.replay: return replay(args.replay)
+  if args.device: os.environ["DEV"] = args.device
+  from tinygrad import Device
+  from uopcheck.training.model import get_config
+  from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
+  from uopcheck.training.checkpoint import save_checkpoint, load_checkpoint
+  from uopcheck.training.logger import RunLogger
+  from uopcheck.training.gate import CPUGate
+  from uopcheck.fast.runner import hcq2_active
+  from tqdm import tqdm
+  model_cfg = get_config(args.config, seq_len=args.seq_len)
+  train_cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, grad_accum=args.grad_accum, lr=args.lr, min_lr=args.min_lr,
+                          warmup=args.warmup, weight_decay=args.weight_decay, clip=args.clip, seed=args.seed)
+  out = pathlib.Path(args.out)
+  batches = _dataset(args, model_cfg, train_cfg)
+  device = Device.DEFAULT
+  print(f"uopcheck train: {args.config} ({model_cfg.n_params()/1e6:.2f}M params) on {device} ({'HCQ2' if hcq2_active() else 'plain'} path), "
+        f"data: {batches.label} {batches.source}, batch {train_cfg.batch_size}x{train_cfg.grad_accum} of {model_cfg.seq_len} tokens")
+  trainer = Trainer(model_cfg, train_cfg)
+  start = 0
+  if args.resume:
+    meta = load_checkpoint(out / "checkpoint", trainer)
+    start = int(meta["step"])
+    print(f"resumed from {out / 'checkpoint'} at step {start}")
+  config = {"model": model_cfg.as_dict(), "train": train_cfg.as_dict(), "data": batches.label, "data_source": batches.source, "device": device,
+            "hcq2": hcq2_active(), "validate": args.validate}
+  logger = RunLogger(out, config, use_wandb=not args.no_wandb)
+  if args.resume: logger.truncate_after(start)
+  else: logger.metrics_path.unlink(missing_ok=True)
+  if args.validate:
+    gate_batches = [batches.batch(-1 - i) for i in range(max(1, args.gate_steps))]  # batches the run itself never draws
+    print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
+    gate = CPUGate(trainer, out / "gate").run(gate_batches, cosine_lr(start, train_cfg))
+    print(gate.table(), flush=True)
+    logger.log_gate(gate)
+    if not gate.ok:
+      reps = [r.reproducer for r in gate.rows if r.reproducer]
+      print(f"uopcheck train: refusing to start the run: the CPU gate failed ({gate.blame}); "
+            f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
+      logger.finish({"started": False})
+      return 3
+  tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+  losses = []
+  bar = tqdm(range(start, train_cfg.steps), desc="train", unit="step", dynamic_ncols=True, mininterval=1.0)
+  for step in bar:
+    lr = cosine_lr(step, train_cfg)
+    st = time.perf_counter()
+    loss, gnorm = trainer.step(batches.batch(step), lr)
+    dt = time.perf_counter() - st
+    losses.append(loss)
+    logger.log({"step": step, "loss": loss, "lr": lr, "grad_norm": gnorm, "tokens_per_s": tokens_per_step / dt, "step_s": dt})
+    bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", gnorm=f"{gnorm:.2f}")
+    if not np.isfinite(loss):
+      print(f"uopcheck train: loss is {loss} at step {step}; stopping (checkpoint left at the last good save)", file=sys.stderr)
+      logger.finish({"diverged_at": step})
+      return 4
+    if (step + 1) % args.checkpoint_every == 0 or step + 1 == train_cfg.steps:
+      save_checkpoint(out / "checkpoint", trainer, step + 1, {"data": batches.label, "data_source": batches.source})
+  bar.close()
+  png = logger.plot(f"{args.config} on {device}: train loss")
+  hist = logger.history()
+  summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
+  (out / "summary.json").write_text(json.dumps(summary, indent=1))
+  logger.finish(summary)
+  print(f"trained steps {start}..{train_cfg.steps - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
+        f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
+  return 0
