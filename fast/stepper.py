@@ -31,14 +31,17 @@ class StepLog:
   var_vals: dict[str, int] = field(default_factory=dict)
 
 def snapshot(u:UOp) -> bytes|None:
+  """A buffer's bytes (None: not allocated yet). Host-visible buffers (CPU) are read in place, others copied out."""
   b = u.buffer
   if not b.is_allocated() or not b.is_initialized(): return None
-  return bytes(b.as_memoryview())
+  return bytes(b.as_memoryview(allow_zero_copy=True))
 
 def restore(u:UOp, data:bytes|None) -> None:
   if data is None: return
   b = u.buffer.ensure_allocated()
-  b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data))))
+  if hasattr(b.allocator, "_as_buffer"):
+    b.as_memoryview(force_zero_copy=True).cast("B")[:] = data
+  else: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data))))
 
 def run_call(call:UOp, var_vals:dict[str, int], input_uops=()) -> float:
   """Run one scheduled call through tinygrad's own compile, link and exec; returns wall seconds (synchronized)."""

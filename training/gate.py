@@ -17,7 +17,8 @@ from __future__ import annotations
 import pathlib, pickle, re, time
 from dataclasses import dataclass, field
 import numpy as np
-from tinygrad import Tensor
+from tinygrad import Tensor, Device
+from tinygrad.codegen import to_program
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip
@@ -97,6 +98,12 @@ def _values(u:UOp, raw:bytes|None) -> np.ndarray:
   b = u.buffer
   return from_bytes(raw if raw is not None else bytes(b.nbytes), b.dtype, (b.size,))
 
+_CPU_PROGRAMS: dict[bytes, UOp] = {}
+def cpu_program(ast:UOp) -> UOp:
+  """The kernel AST rendered and compiled for the CPU, once per AST (what exec_validate's to_program does)."""
+  if (prg := _CPU_PROGRAMS.get(ast.key)) is None: prg = _CPU_PROGRAMS[ast.key] = to_program(ast, Device["CPU"].renderer)
+  return prg
+
 def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
   """What VALIDATE_WITH_CPU does: the kernel AST rendered for the CPU, on CPU copies of the inputs, plain runtime."""
   args = _args(step.call)
@@ -104,7 +111,7 @@ def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
   for a, raw in zip(args, step.before):
     shadows[a].buffer.ensure_allocated()
     restore(shadows[a], raw)
-  cpu_call = step.call.replace(src=(step.call.src[0], *[a if a.is_bound_var else shadows[a] for a in step.call.src[1:]]))
+  cpu_call = step.call.replace(src=(cpu_program(step.call.src[0]), *[a if a.is_bound_var else shadows[a] for a in step.call.src[1:]]))
   with hcq2_mode(False): run_call(cpu_call, var_vals)
   return [snapshot(shadows[a]) for a in args]
 
@@ -202,7 +209,8 @@ class CPUGate:
     tr, cap = self.trainer, self.capture
     before = tr.snapshot()
     tok, lr_t = tr.step_inputs(batch, lr)
-    # the tensor-level reference of the same step (the lazy graph is then realized eagerly and the state put back)
+    # the tensor-level reference of the same step; the lazy graph is then dropped (state tensors get their buffers back)
+    realized = [t.uop for t in tr.state_tensors()]
     lazy = tr.step_tensors(tok, lr_t)
     root = UOp.sink(*[t.uop for t in lazy])
     try: ref = TensorInterpreter(load_inputs(root)).run(root)
@@ -210,8 +218,8 @@ class CPUGate:
       ref = None
       res.step_ok = False
       res.messages.append(f"tensor-level reference failed on the train step: {e}")
-    Tensor.realize(*lazy)
-    tr.restore(before)
+    for t, u in zip(tr.state_tensors(), realized): t.uop = u
+    tr.opt.zero_grad()
     # the captured step, kernel by kernel, on the device's own path
     log = step_captured(cap, jit_inputs((tok, lr_t)))
     for step in log.steps:

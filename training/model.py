@@ -5,6 +5,7 @@ Configs run from ``tiny`` (a CPU trains it in minutes) to the Llama 3 8B shape. 
 the kernels a tinygrad user's Llama run would make."""
 from __future__ import annotations
 from dataclasses import dataclass, asdict, replace
+import numpy as np
 from tinygrad import Tensor, nn, dtypes
 
 @dataclass(frozen=True)
@@ -61,10 +62,11 @@ class RMSNorm:
   def __call__(self, x:Tensor) -> Tensor: return (x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()) * self.weight
 
 def rope_tables(cfg:LlamaConfig) -> tuple[Tensor, Tensor]:
-  """cos and sin of position * theta^(-2i/d), shape (seq_len, head_dim/2); constants, never trained."""
-  freqs = 1.0 / (cfg.rope_theta ** (Tensor.arange(0, cfg.head_dim, 2, dtype=dtypes.float32) / cfg.head_dim))
-  angles = Tensor.arange(cfg.seq_len, dtype=dtypes.float32).unsqueeze(1) * freqs.unsqueeze(0)
-  return angles.cos().contiguous().is_param_(False), angles.sin().contiguous().is_param_(False)
+  """cos and sin of position * theta^(-2i/d), shape (seq_len, head_dim/2): constants (computed on the host in float64,
+  stored as float32 buffers), never trained."""
+  freqs = 1.0 / (cfg.rope_theta ** (np.arange(0, cfg.head_dim, 2, dtype=np.float64) / cfg.head_dim))
+  angles = np.arange(cfg.seq_len, dtype=np.float64)[:, None] * freqs[None, :]
+  return (Tensor(np.cos(angles).astype(np.float32)).is_param_(False), Tensor(np.sin(angles).astype(np.float32)).is_param_(False))
 
 def apply_rope(x:Tensor, cos:Tensor, sin:Tensor) -> Tensor:
   """Rotate each (even, odd) pair of the head dimension; x is (B, T, H, head_dim)."""

@@ -15,6 +15,7 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--batch-size", type=int, default=8)
   p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step")
   p.add_argument("--seq-len", type=int, default=None, help="override the config's sequence length")
+  p.add_argument("--layers", type=int, default=None, help="override the config's layer count")
   p.add_argument("--lr", type=float, default=3e-3)
   p.add_argument("--min-lr", type=float, default=3e-4)
   p.add_argument("--warmup", type=int, default=5)
@@ -62,7 +63,7 @@ def train(args) -> int:
   from uopcheck.training.gate import CPUGate
   from uopcheck.fast.runner import hcq2_active
   from tqdm import tqdm
-  model_cfg = get_config(args.config, seq_len=args.seq_len)
+  model_cfg = get_config(args.config, seq_len=args.seq_len, n_layers=args.layers)
   train_cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, grad_accum=args.grad_accum, lr=args.lr, min_lr=args.min_lr,
                           warmup=args.warmup, weight_decay=args.weight_decay, clip=args.clip, seed=args.seed)
   out = pathlib.Path(args.out)

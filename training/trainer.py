@@ -11,6 +11,7 @@ from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.helpers import Context
 from tinygrad.nn.optim import AdamW
 from tinygrad.nn.state import get_state_dict
+from uopcheck.fast.stepper import restore
 from uopcheck.training.model import Llama, LlamaConfig, parameters
 
 @dataclass
@@ -79,8 +80,10 @@ class Trainer:
   def snapshot(self) -> list[np.ndarray]: return [t.numpy().copy() for t in self.state_tensors()]
 
   def restore(self, values:list[np.ndarray]) -> None:
-    for t, v in zip(self.state_tensors(), values): t.assign(Tensor(v, dtype=t.dtype, device=t.device))
-    Tensor.realize(*self.state_tensors())
+    """Write saved values back into the state buffers in place (the JIT holds these very buffers)."""
+    for t, v in zip(self.state_tensors(), values):
+      if not t.uop.is_realized: raise RuntimeError(f"state tensor {t.shape} has pending work; realize it before restoring")
+      restore(t.uop, np.ascontiguousarray(v).tobytes())
 
   def named_state(self) -> dict[str, Tensor]:
     """The checkpointed state, by name: weights, AdamW moments, the step powers b1^t and b2^t, and lr."""
