@@ -88,7 +88,7 @@ class GateResult:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
             "seconds": self.seconds, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
-                         "ok": r.ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
+                         "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
 
 def _tol_str(t:Tolerance) -> str: return f"rtol={float(np.max(t.rtol)):.1e} atol={float(np.max(t.atol)):.1e}"
 

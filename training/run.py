@@ -30,6 +30,7 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--out", default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
   p.add_argument("--checkpoint-every", type=int, default=25)
   p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+  p.add_argument("--stop-at", type=int, default=None, help="stop before this step, with a checkpoint (the schedule still spans --steps)")
   p.add_argument("--no-wandb", action="store_true", help="skip wandb (metrics.jsonl and the PNG are still written)")
   p.add_argument("--replay", default=None, metavar="FILE", help="re-run a gate reproducer and exit")
 
@@ -96,7 +97,8 @@ def train(args) -> int:
       return 3
   tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
   losses = []
-  bar = tqdm(range(start, train_cfg.steps), desc="train", unit="step", dynamic_ncols=True, mininterval=1.0)
+  end = min(train_cfg.steps, args.stop_at) if args.stop_at is not None else train_cfg.steps
+  bar = tqdm(range(start, end), desc="train", unit="step", dynamic_ncols=True, mininterval=1.0)
   for step in bar:
     lr = cosine_lr(step, train_cfg)
     st = time.perf_counter()
@@ -109,7 +111,7 @@ def train(args) -> int:
       print(f"uopcheck train: loss is {loss} at step {step}; stopping (checkpoint left at the last good save)", file=sys.stderr)
       logger.finish({"diverged_at": step})
       return 4
-    if (step + 1) % args.checkpoint_every == 0 or step + 1 == train_cfg.steps:
+    if (step + 1) % args.checkpoint_every == 0 or step + 1 == end:
       save_checkpoint(out / "checkpoint", trainer, step + 1, {"data": batches.label, "data_source": batches.source})
   bar.close()
   png = logger.plot(f"{args.config} on {device}: train loss")
@@ -117,6 +119,6 @@ def train(args) -> int:
   summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
   (out / "summary.json").write_text(json.dumps(summary, indent=1))
   logger.finish(summary)
-  print(f"trained steps {start}..{train_cfg.steps - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
+  print(f"trained steps {start}..{end - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
         f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
   return 0
