@@ -70,3 +70,15 @@ def test_kernel_interpreter_runs_a_captured_ast():
   out = interp.run({0: BufferState.of(np.zeros(3, np.float32)), 1: BufferState.of(x)})
   np.testing.assert_array_equal(out[0].value, x.sum(axis=1))
   assert interp.stored_slots() == {0}
+
+def test_kernel_with_more_reductions_than_numpy_has_axes():
+  """A gradient-norm style kernel: dozens of independent reductions fused into one kernel. The interpreter gives
+  ranges that are never open together one grid axis (numpy caps an array's rank), and the result must still agree."""
+  from uopcheck.fast.runner import run
+  from uopcheck.ref.kernel_interp import KernelInterpreter
+  ts = [Tensor(np.arange(3 * (i + 2), dtype=np.float32).reshape(i + 2, 3) / 7).realize() for i in range(40)]
+  build = lambda: Tensor.stack(*[t.square().sum() for t in ts]).sum().sqrt()
+  ranges = [len(KernelInterpreter(k.ast).ranges) for k in run(build()).kernels]
+  assert max(ranges) > 32, ranges
+  res = check_per_kernel(build, "40 fused 2-d reductions")
+  assert res.ok, res.table()
