@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test clang browser install bench clean
+.PHONY: demo test clang browser install bench train clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -27,8 +27,8 @@ browser:
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e .
-	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec" && touch $(STAMP)
+	$(PY) -m pip install -q -e ".[training]"
+	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec, wandb, matplotlib" && touch $(STAMP)
 
 install: clang $(STAMP)
 
@@ -42,6 +42,10 @@ test: install browser
 
 bench: install
 	$(PY) bench/ref_vs_fast.py
+
+# the Llama run behind the CPU gate (tiny config, CPU-HCQ2 here); see README "Training"
+train: install
+	$(VENV)/bin/uopcheck train --config tiny --steps 50 --validate --out reports/train
 
 clean:
 	rm -rf $(VENV) reports *.egg-info

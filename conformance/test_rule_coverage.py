@@ -51,3 +51,19 @@ def test_uopcheck_coverage_merges_processes(tmp_path):
   assert len(list(tmp_path.glob("rulecov.*.json"))) - 1 == 2          # one data file per process (+ the report)
   rep = json.loads((tmp_path / "rulecov.report.json").read_text())
   assert any(r["hits"] >= 2 for r in rep["rules"].values())             # hits summed across both processes
+
+def test_codegen_rules_of_a_many_kernel_realize_are_counted(tmp_path):
+  """tinygrad compiles several kernels at once in spawned workers that run with TRACK_MATCH_STATS=0; under
+  coverage uopcheck compiles in-process, so the codegen rules those kernels fire are counted. Forcing the workers
+  back on (PARALLEL=2) shows what would be lost."""
+  import os
+  code = ("import uopcheck; from tinygrad import Tensor; a = Tensor.ones(16, 16).contiguous(); "
+          "Tensor.realize((a.exp() @ a).sum(0), (a + 1).max(1), a.log().sum())")
+  def fired(d, **env) -> int:
+    d.mkdir()
+    cmd = [sys.executable, "-m", "uopcheck.cli", "coverage", "--dir", str(d), "--report", "json", "--matchers", "codegen", "--", sys.executable, "-c", code]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=d, env={k: v for k, v in {**os.environ, **env}.items() if k != "PARALLEL" or env})
+    assert r.returncode == 0, r.stdout + r.stderr
+    return sum(1 for v in json.loads((d / "rulecov.report.json").read_text())["rules"].values() if v["hits"])
+  default, with_workers = fired(tmp_path / "default"), fired(tmp_path / "workers", PARALLEL="2")
+  assert default > with_workers > 0, (default, with_workers)

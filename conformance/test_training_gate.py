@@ -143,3 +143,19 @@ def test_bad_inputs_get_one_line_errors(tmp_path, capsys):
   assert "meta.json: not JSON" in capsys.readouterr().err
   (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
   with pytest.raises(SpecError, match="junk.pkl: not a uopcheck kernel reproducer"): replay_reproducer(tmp_path / "junk.pkl")
+
+def test_data_parallel_over_two_devices_matches_one_device():
+  """The MI350X run is data-parallel over 8 GPUs; here the same code path runs over CPU:0 and CPU:1."""
+  one = _trainer()
+  two = Trainer(get_config("tiny", n_layers=1, seq_len=16), TrainConfig(steps=20, batch_size=4), devices=("CPU:0", "CPU:1"))
+  assert isinstance(two.params[0].device, tuple) and len(two.params[0].device) == 2
+  for b in _batches(3, seed=5):
+    (l1, g1), (l2, g2) = one.step(b, 1e-3), two.step(b, 1e-3)
+    assert l1 == pytest.approx(l2, rel=1e-5) and g1 == pytest.approx(g2, rel=1e-5)
+  for a, b in zip(one.snapshot(), two.snapshot()): np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+def test_gate_only_on_a_data_parallel_run_gates_the_per_device_step(tmp_path, capsys):
+  rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--out", str(tmp_path)])
+  out = capsys.readouterr().out
+  assert rc == 0 and "one-device step of the same model (batch 2, seq_len 16)" in out and "gate: PASS" in out
+  assert not (tmp_path / "metrics.jsonl").exists()

@@ -59,6 +59,12 @@ class GateResult:
   messages: list[str] = field(default_factory=list)
   seconds: float = 0.0
   hcq2: bool = True
+  phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the validated steps (capture excluded)
+
+  def timed(self, phase:str, st:float) -> float:
+    now = time.perf_counter()
+    self.phases[phase] = self.phases.get(phase, 0.0) + now - st
+    return now
 
   @property
   def ok(self) -> bool: return self.step_ok and self.replay_ok and all(r.ok for r in self.rows)
@@ -80,13 +86,14 @@ class GateResult:
                f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s")
     out.append(f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
                f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}")
+    if self.phases: out.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
     out += [f"note: {m}" for m in self.messages]
     out.append("gate: PASS" if self.ok else f"gate: FAIL ({self.blame})")
     return "\n".join(out)
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
-            "seconds": self.seconds, "messages": self.messages,
+            "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
 
@@ -206,7 +213,7 @@ class CPUGate:
     return res
 
   def _validate_step(self, batch:np.ndarray, lr:float, res:GateResult, rows:dict[bytes, KernelRow], b:int) -> None:
-    tr, cap = self.trainer, self.capture
+    tr, cap, t0 = self.trainer, self.capture, time.perf_counter()
     before = tr.snapshot()
     tok, lr_t = tr.step_inputs(batch, lr)
     # the tensor-level reference of the same step; the lazy graph is then dropped (state tensors get their buffers back)
@@ -220,8 +227,10 @@ class CPUGate:
       res.messages.append(f"tensor-level reference failed on the train step: {e}")
     for t, u in zip(tr.state_tensors(), realized): t.uop = u
     tr.opt.zero_grad()
+    t0 = res.timed("tensor-level reference", t0)
     # the captured step, kernel by kernel, on the device's own path
     log = step_captured(cap, jit_inputs((tok, lr_t)))
+    t0 = res.timed("device, call by call", t0)
     for step in log.steps:
       if step.kind != "kernel": continue
       res.calls += 1
@@ -234,6 +243,7 @@ class CPUGate:
         row.cpu_ok, row.ref_ok, row.detail = cpu_ok, ref_ok, detail
         row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.pkl",
                                              step, log.var_vals, detail))
+    t0 = res.timed("per-kernel CPU + ref checks", t0)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
     if ref is not None: self._compare_reference(lazy, ref, stepped, res)
     # TinyJit's own replay of the same step must write the same bytes as the call-by-call replay
@@ -246,6 +256,7 @@ class CPUGate:
         res.messages.append(f"step {b}: TinyJit replay differs from the kernel-by-kernel replay in output {i} "
                             f"(max abs diff {float(np.max(np.abs(a.astype(np.float64) - c.astype(np.float64)))):.3g})")
         break
+    res.timed("JIT replay + compares", t0)
 
   def _compare_reference(self, lazy:list[Tensor], ref, stepped:list[np.ndarray], res:GateResult) -> None:
     """loss, grad norm and every updated state tensor, as the stepped replay left them, against the tensor-level reference."""

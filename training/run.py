@@ -25,8 +25,12 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--data", default=None, help="Megatron indexed dataset PREFIX (PREFIX.bin + PREFIX.idx); default: the shipped "
                  "generated corpus; 'synthetic' for labelled synthetic tokens")
   p.add_argument("--device", default=None, help="tinygrad device for the run (default: tinygrad's default, CPU here)")
+  p.add_argument("--devices", type=int, default=1, help="data-parallel over DEVICE:0..N-1 (8 on an MI350X node)")
   p.add_argument("--validate", action="store_true", help="run the CPU gate first; refuse to train if a kernel fails")
   p.add_argument("--gate-steps", type=int, default=1, help="validated replays of the captured step (different batches)")
+  p.add_argument("--gate-batch-size", type=int, default=None, help="the gate's batch (default: the per-device batch)")
+  p.add_argument("--gate-seq-len", type=int, default=None, help="the gate's sequence length (default: the run's)")
+  p.add_argument("--gate-only", action="store_true", help="run the gate and exit (0 pass, 3 fail)")
   p.add_argument("--out", default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
   p.add_argument("--checkpoint-every", type=int, default=25)
   p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
@@ -46,6 +50,22 @@ def _dataset(args, model_cfg, train_cfg):
   if stream.size and int(stream.max()) >= model_cfg.vocab_size:
     raise data.DatasetError(f"{ds.bin_path}: token {int(stream.max())} is outside the model's vocabulary of {model_cfg.vocab_size}")
   return data.TokenBatches(stream, model_cfg.seq_len, train_cfg.batch_size, train_cfg.grad_accum, train_cfg.seed, source=str(ds.prefix))
+
+def _gate_trainer(trainer, args):
+  """The trainer the gate checks: the run's own, or -- data-parallel, or with --gate-batch-size/--gate-seq-len -- a
+  one-device trainer of the same model with the per-device batch (the per-device kernels; the all-reduce is not)."""
+  from dataclasses import replace
+  from uopcheck.training.trainer import Trainer
+  per_device = trainer.cfg.batch_size // (len(trainer.devices) if trainer.devices else 1)
+  bs, sl = args.gate_batch_size or per_device, args.gate_seq_len or trainer.model_cfg.seq_len
+  if trainer.devices is None and bs == trainer.cfg.batch_size and sl == trainer.model_cfg.seq_len: return trainer
+  print(f"CPU gate: checking a one-device step of the same model (batch {bs}, seq_len {sl}); the multi-device all-reduce is not gated")
+  return Trainer(replace(trainer.model_cfg, seq_len=sl), replace(trainer.cfg, batch_size=bs))
+
+def _gate_batch(batch:np.ndarray, args) -> np.ndarray:
+  """Cut a run batch (accum, batch, seq+1) down to the gate trainer's shape."""
+  per_device = batch.shape[1] // max(args.devices, 1)
+  return batch[:, :args.gate_batch_size or per_device, :(args.gate_seq_len + 1) if args.gate_seq_len else batch.shape[2]]
 
 def replay(path:str) -> int:
   from uopcheck.training.gate import replay_reproducer
@@ -72,7 +92,8 @@ def train(args) -> int:
   device = Device.DEFAULT
   print(f"uopcheck train: {args.config} ({model_cfg.n_params()/1e6:.2f}M params) on {device} ({'HCQ2' if hcq2_active() else 'plain'} path), "
         f"data: {batches.label} {batches.source}, batch {train_cfg.batch_size}x{train_cfg.grad_accum} of {model_cfg.seq_len} tokens")
-  trainer = Trainer(model_cfg, train_cfg)
+  devices = tuple(f"{device}:{i}" for i in range(args.devices)) if args.devices > 1 else None
+  trainer = Trainer(model_cfg, train_cfg, devices)
   start = 0
   if args.resume:
     meta = load_checkpoint(out / "checkpoint", trainer)
@@ -84,9 +105,9 @@ def train(args) -> int:
   if args.resume: logger.truncate_after(start)
   else: logger.metrics_path.unlink(missing_ok=True)
   if args.validate:
-    gate_batches = [batches.batch(-1 - i) for i in range(max(1, args.gate_steps))]  # batches the run itself never draws
+    gate_batches = [_gate_batch(batches.batch(-1 - i), args) for i in range(max(1, args.gate_steps))]  # batches the run never draws
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
-    gate = CPUGate(trainer, out / "gate").run(gate_batches, cosine_lr(start, train_cfg))
+    gate = CPUGate(_gate_trainer(trainer, args), out / "gate").run(gate_batches, cosine_lr(start, train_cfg))
     print(gate.table(), flush=True)
     logger.log_gate(gate)
     if not gate.ok:
@@ -95,6 +116,9 @@ def train(args) -> int:
             f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
       logger.finish({"started": False})
       return 3
+    if args.gate_only:
+      logger.finish({"started": False, "gate_only": True})
+      return 0
   tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
   losses = []
   end = min(train_cfg.steps, args.stop_at) if args.stop_at is not None else train_cfg.steps

@@ -37,11 +37,17 @@ def cosine_lr(step:int, cfg:TrainConfig) -> float:
   return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
 
 class Trainer:
-  def __init__(self, model_cfg:LlamaConfig, train_cfg:TrainConfig):
+  """``devices``: None for one device; a tuple for data parallelism (weights replicated, the batch split on its
+  batch axis, gradients all-reduced by tinygrad's multi-device lowering), e.g. the 8 GPUs of an MI350X node."""
+  def __init__(self, model_cfg:LlamaConfig, train_cfg:TrainConfig, devices:tuple[str, ...]|None=None):
     Tensor.manual_seed(train_cfg.seed)
-    self.model_cfg, self.cfg = model_cfg, train_cfg
+    self.model_cfg, self.cfg, self.devices = model_cfg, train_cfg, devices
+    if devices is not None and train_cfg.batch_size % len(devices):
+      raise ValueError(f"batch size {train_cfg.batch_size} does not split over {len(devices)} devices")
     self.model = Llama(model_cfg)
     self.params = parameters(self.model)
+    if devices is not None:
+      for t in [*self.params, self.model.rope_cos, self.model.rope_sin]: t.shard_(devices)
     self.opt = AdamW(self.params, lr=train_cfg.lr, b1=train_cfg.b1, b2=train_cfg.b2, weight_decay=train_cfg.weight_decay)
     Tensor.realize(*self.state_tensors())
     self.jit_step = TinyJit(self._realized_step)
@@ -69,9 +75,10 @@ class Trainer:
     Tensor.realize(*out)
     return out[0], out[1]
 
-  @staticmethod
-  def step_inputs(tokens:np.ndarray, lr:float) -> tuple[Tensor, Tensor]:
-    return Tensor(np.ascontiguousarray(tokens, dtype=np.int32)).realize(), Tensor([lr], dtype=dtypes.float32).realize()
+  def step_inputs(self, tokens:np.ndarray, lr:float) -> tuple[Tensor, Tensor]:
+    tok, lr_t = Tensor(np.ascontiguousarray(tokens, dtype=np.int32)), Tensor([lr], dtype=dtypes.float32)
+    if self.devices is not None: tok, lr_t = tok.shard(self.devices, axis=1), lr_t.shard(self.devices)
+    return tok.realize(), lr_t.realize()
 
   def step(self, tokens:np.ndarray, lr:float) -> tuple[float, float]:
     loss, gnorm = self.jit_step(*self.step_inputs(tokens, lr))

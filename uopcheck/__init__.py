@@ -20,6 +20,7 @@ if "CC" not in os.environ:
 # a process started under `uopcheck coverage` (or a campaign worker of one) records rule coverage and leaves its data at exit
 if os.environ.get("UOPCHECK_RULECOV_DIR"):
   os.environ.setdefault("TRACK_MATCH_STATS", "1")
+  os.environ.setdefault("PARALLEL", "0")
   os.environ.setdefault("PRINT_MATCH_STATS", "0")
   from uopcheck import rulecov as _rulecov  # noqa: F401  (registers the exit hook; imports no tinygrad)
 

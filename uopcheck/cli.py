@@ -97,6 +97,7 @@ def _cmd_coverage(args) -> int:
   d = pathlib.Path(args.dir)
   for f in d.glob("rulecov.*.json"): f.unlink()
   env = {**os.environ, "TRACK_MATCH_STATS": "1", "PRINT_MATCH_STATS": "0", "UOPCHECK_RULECOV_DIR": str(d.resolve())}
+  env.setdefault("PARALLEL", "0")  # compile workers run with TRACK_MATCH_STATS=0: their rules would be lost (see rulecov.enable)
   rc = subprocess.call(cmd, env=env)
   rep = rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None)
   if "term" in args.report: print(rulecov.term(rep))

@@ -21,6 +21,9 @@ def enable() -> None:
     raise RuntimeError("rule coverage must be enabled before tinygrad is imported (TRACK_MATCH_STATS is read at import)")
   os.environ["TRACK_MATCH_STATS"] = "1"
   os.environ.setdefault("PRINT_MATCH_STATS", "0")
+  # tinygrad compiles a many-kernel linear in spawned worker processes that run with TRACK_MATCH_STATS=0
+  # (engine/worker.py), so the codegen rules they fire would be lost: compile in-process while measuring
+  os.environ.setdefault("PARALLEL", "0")
 
 def rules(select:list[str]|None=None) -> dict[str, dict]:
   """Every rule of the known matchers: id -> {matcher, file, line, pattern}; ``select`` filters by substring."""

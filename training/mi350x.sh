@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Llama 3 8B on one 8x MI350X node, behind the CPU gate.
+#   training/mi350x.sh DATASET_PREFIX [extra `uopcheck train` arguments]
+# DATASET_PREFIX: a Megatron indexed dataset tokenized with the Llama 3 tokenizer (PREFIX.bin + PREFIX.idx), e.g. the
+# MLPerf Llama 3.1 C4 files (.../c4-train.en_6_text_document). Nothing here is hard-coded to a path.
+set -euo pipefail
+DATA=${1:?usage: $0 DATASET_PREFIX [uopcheck train args...]}; shift
+OUT=${OUT:-reports/llama3-8b-mi350x}
+export HCQ2=1                 # tinygrad's HCQ2 runtime (the path uopcheck's conformance suite checks)
+export DEV=AMD                # all 8 GPUs: AMD:0..AMD:7
+export BEAM=${BEAM:-4}        # kernel search for the real run; JITBEAM for the captured step
+export JITBEAM=${JITBEAM:-$BEAM}
+export WANDB=${WANDB:-0}      # 1: log online (needs WANDB_API_KEY); default offline under $OUT/wandb
+
+# 1. bring-up: ROCm/comgr, gfx950 clang, /dev/kfd, PCI 0x75b0, VRAM BAR; stops here with the fix if one is missing
+uopcheck amd doctor
+
+# 2. the gate, then the run. The gate checks the per-device step (batch 16/8=2 per GPU) at a reduced sequence length:
+#    the reference interpreter is numpy, and a full 8192-token step of an 8B model is hours of it (see README "Training").
+exec uopcheck train --config llama3-8b --device AMD --devices 8 --data "$DATA" \
+  --batch-size 16 --grad-accum 8 --steps 1200 --warmup 100 --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip 1.0 \
+  --validate --gate-steps 1 --gate-seq-len 256 \
+  --checkpoint-every 100 --out "$OUT" "$@"
