@@ -8,7 +8,7 @@
 3. A kernel that disagrees is re-run from the same inputs on the other runtime path (HCQ2 <-> plain): if the two
    runtimes differ, blame the runtime; if they agree on the wrong value, the compiled program is wrong: codegen."""
 from __future__ import annotations
-import time
+import functools, time
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -111,6 +111,7 @@ def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
 
+@functools.lru_cache(maxsize=4096)
 def kernel_tolerance(ast:UOp, dt):
   depth = sum(1 for x in ast.toposort() if x.op in (Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.REDUCE))
   red = 1

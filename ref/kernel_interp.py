@@ -168,7 +168,7 @@ class KernelInterpreter:
     pos, live = np.broadcast_to(pos, shape), np.broadcast_to(live, shape)
     v, und = np.broadcast_to(val.value, shape), np.broadcast_to(val.undefined, shape)
     p, vv, uu = pos[live], v[live], und[live]
-    if p.size > len(np.unique(p)):  # several lanes write one element: they must agree, else it's a race
+    if p.size > 1 and np.bincount(p, minlength=0).max() > 1:  # several lanes write one element: they must agree, else it's a race
       order = np.argsort(p, kind="stable"); ps, vs = p[order], vv[order]
       same = ps[1:] == ps[:-1]
       differ = same & ~((vs[1:] == vs[:-1]) | (np.isnan(vs[1:].astype(np.float64)) & np.isnan(vs[:-1].astype(np.float64))

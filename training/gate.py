@@ -14,7 +14,7 @@ does about each:
      replay of the same step writes the same bytes.
 A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it); the run does not start."""
 from __future__ import annotations
-import pathlib, pickle, re, time
+import functools, pathlib, pickle, re, time
 from dataclasses import dataclass, field
 import numpy as np
 from tinygrad import Tensor, Device
@@ -122,13 +122,16 @@ def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
   with hcq2_mode(False): run_call(cpu_call, var_vals)
   return [snapshot(shadows[a]) for a in args]
 
+@functools.lru_cache(maxsize=4096)
+def _stored_slots(ast:UOp) -> tuple[int, ...]: return tuple(sorted(KernelInterpreter(ast).stored_slots()))
+
 def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float, bool, bool, str, Tolerance|None]:
   """(dev-vs-CPU err, dev-vs-ref err, cpu ok, ref ok, detail, tolerance) for one kernel call."""
   ast, args = step.call.src[0], _args(step.call)
   kc, ref_out = check_kernel_step(step, var_vals)
   if ref_out is None: return 0.0, 0.0, True, False, f"reference: {kc.error}", None
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
-  for slot in sorted(KernelInterpreter(ast).stored_slots()):
+  for slot in _stored_slots(ast):
     a = args[slot]
     tol = kernel_tolerance(ast, a.buffer.dtype)
     c = compare(_values(a, cpu_after[slot]), _values(a, step.after[slot]), a.buffer.dtype, tol, ref_out[slot].undefined)
@@ -234,7 +237,10 @@ class CPUGate:
     for step in log.steps:
       if step.kind != "kernel": continue
       res.calls += 1
-      row = rows.setdefault(step.call.src[0].key, KernelRow(ansistrip(step.name) or f"kernel{step.index}"))
+      if (row := rows.get(key := step.call.src[0].key)) is None:
+        name = ansistrip(step.name) or f"kernel{step.index}"
+        same = sum(1 for r in rows.values() if r.name.split(" #")[0] == name)  # distinct ASTs can share a program name
+        row = rows[key] = KernelRow(f"{name} #{same + 1}" if same else name)
       row.instances += 1
       cpu_err, ref_err, cpu_ok, ref_ok, detail, tol = check_step_kernel(step, log.var_vals)
       row.cpu_err, row.ref_err = max(row.cpu_err, cpu_err), max(row.ref_err, ref_err)
