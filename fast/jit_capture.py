@@ -7,14 +7,15 @@ planned linear twice: with each call's kernel AST (as rangeify made it) and with
 ``step_captured`` then runs the compiled calls in order, each through tinygrad's own compile/link/exec path
 (HCQ2 when on), with every argument buffer snapshotted before and after, which is what a per-kernel check needs."""
 from __future__ import annotations
-import contextlib
+import contextlib, time
 from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 import tinygrad.engine.jit as tg_jit
+import tinygrad.engine.realize as tg_realize
 from uopcheck.spec.errors import SpecError
 from uopcheck.fast import runner
-from uopcheck.fast.stepper import Step, StepLog, snapshot, run_call
+from uopcheck.fast.stepper import Step, StepLog, snapshot
 
 @dataclass
 class JitCapture:
@@ -22,6 +23,7 @@ class JitCapture:
   ast_calls: list[UOp]
   program_calls: list[UOp]
   n_inputs: int
+  linked: dict[bytes, tuple[UOp, list[UOp]]] = field(default_factory=dict)  # resolved call -> (linked linear, its inputs)
 
   def kernel_indices(self) -> list[int]: return [i for i, c in enumerate(self.ast_calls) if c.src[0].op is Ops.SINK]
 
@@ -78,7 +80,14 @@ def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int
     call, prg = resolve_args(ast_call, inputs), resolve_args(prg_call, inputs)
     args = [a for a in call.src[1:] if not a.is_bound_var]
     before = [snapshot(a) for a in args]
-    dt = run_call(prg, log.var_vals)
-    name = prg.src[0].arg.name if prg.src[0].op is Ops.PROGRAM else ""
+    # tinygrad's own non-JIT path (run_linear: compile_linear with the call's buffers as inputs, link, exec); the linked
+    # linear is kept per call, so replays over the same input buffers skip relowering the already-compiled program
+    if (hit := cap.linked.get(prg.key)) is None:
+      ins: list[UOp] = []
+      hit = cap.linked[prg.key] = (tg_realize.link_linear(tg_realize.compile_linear(UOp(Ops.LINEAR, src=(prg,)), input_uops=ins)), ins)
+    st = time.perf_counter()
+    tg_realize.run_linear(hit[0], log.var_vals, input_uops=hit[1], update_stats=False, jit=True, wait=True)
+    dt = time.perf_counter() - st
+    name = prg_call.src[0].arg.name if prg_call.src[0].op is Ops.PROGRAM else ""
     log.steps.append(Step(len(log.steps), call, before, [snapshot(a) for a in args], dt, name))
   return log
