@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools, pathlib, pickle, re, time
 from dataclasses import dataclass, field
 import numpy as np
+from tqdm import tqdm
 from tinygrad import Tensor, Device
 from tinygrad.codegen import to_program
 import tinygrad.engine.realize as tg_realize
@@ -246,8 +247,8 @@ class CPUGate:
     # the captured step, kernel by kernel, on the device's own path
     log = step_captured(cap, jit_inputs((tok, lr_t)))
     t0 = res.timed("device, call by call", t0)
-    for step in log.steps:
-      if step.kind != "kernel": continue
+    kernels = [st for st in log.steps if st.kind == "kernel"]
+    for step in tqdm(kernels, desc=f"gate step {b}: device vs CPU vs reference", unit="kernel", disable=None, leave=False):
       res.calls += 1
       if (row := rows.get(key := step.call.src[0].key)) is None:
         name = ansistrip(step.name) or f"kernel{step.index}"
