@@ -209,8 +209,9 @@ class CPUGate:
     tr = self.trainer
     if tr.jit_step.captured is not None: tr.jit_step.reset()
     with recording_jit() as rec:
-      while tr.jit_step.captured is None: tr.step(batches[0], lr)   # call 0 runs eagerly, call 1 captures
-    if not rec.captures: raise SpecError("the train step was not captured by TinyJit (JIT=0?): nothing for the gate to check")
+      for _ in range(2): tr.step(batches[0], lr)   # call 0 runs eagerly, call 1 captures
+    if not rec.captures or tr.jit_step.captured is None:
+      raise SpecError("the train step was not captured by TinyJit (JIT=0 in the environment?): the gate checks the captured step")
     self.capture = rec.captures[-1]
 
   def run(self, batches:list[np.ndarray], lr:float) -> GateResult:
