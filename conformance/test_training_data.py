@@ -139,3 +139,17 @@ def test_llama_forward_matches_a_numpy_llama(tie):
   got2 = m(Tensor(t2.astype(np.int32))).numpy()
   np.testing.assert_allclose(got2[:, :-1], got[:, :-1], rtol=1e-5, atol=1e-5)
   assert not np.allclose(got2[:, -1], got[:, -1])
+
+def test_mi350x_launch_script_is_valid_bash_and_a_valid_uopcheck_train_command():
+  """No MI350X here: check the script parses as bash and its `uopcheck train` line parses with the real CLI."""
+  import pathlib, shlex, subprocess
+  from uopcheck.cli import build_parser
+  script = pathlib.Path(__file__).resolve().parents[1] / "training" / "mi350x.sh"
+  assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+  text = script.read_text().replace("\\\n", " ")
+  line = next(l for l in text.splitlines() if l.strip().startswith("exec uopcheck train"))
+  argv = shlex.split(line.replace('"$DATA"', "/data/c4/prefix").replace('"$OUT"', "out").replace('"$@"', ""))[2:]
+  args = build_parser().parse_args(argv)
+  assert (args.config, args.device, args.devices, args.data, args.validate) == ("llama3-8b", "AMD", 8, "/data/c4/prefix", True)
+  assert args.batch_size % args.devices == 0 and args.gate_seq_len and "HCQ2=1" in text and "BEAM" in text
+  assert "uopcheck amd doctor" in text
