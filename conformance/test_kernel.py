@@ -82,3 +82,23 @@ def test_kernel_with_more_reductions_than_numpy_has_axes():
   assert max(ranges) > 32, ranges
   res = check_per_kernel(build, "40 fused 2-d reductions")
   assert res.ok, res.table()
+
+def test_kernel_contraction_equals_the_lane_by_lane_reduce_and_never_builds_the_product():
+  """REDUCE(ADD, MUL) runs as one einsum: the same values as the general path (products unrounded: within 1e-6),
+  and a matmul kernel whose M*N*K product would need 8 GiB as a float64 grid runs in the interpreter's memory."""
+  from uopcheck import fast
+  from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
+  r = np.random.default_rng(0)
+  a, b = r.standard_normal((48, 40)).astype(np.float32), r.standard_normal((40, 56)).astype(np.float32)
+  k = fast.run(Tensor(a) @ Tensor(b), check_spec=False).kernels[-1]
+  bufs = {0: BufferState.of(np.zeros(48 * 56, np.float32)), 1: BufferState.of(a), 2: BufferState.of(b)}
+  fused, plain = KernelInterpreter(k.ast), KernelInterpreter(k.ast, contract=False)
+  assert fused.fused and not plain.fused
+  got, want = fused.run(bufs)[0].value, plain.run(bufs)[0].value
+  np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+  np.testing.assert_allclose(got.reshape(48, 56), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+  n = 1024
+  x = np.ones((n, n), np.float32)
+  big = fast.run(Tensor(x) @ Tensor(x), check_spec=False).kernels[-1]
+  out = KernelInterpreter(big.ast).run({0: BufferState.of(np.zeros(n * n, np.float32)), 1: BufferState.of(x), 2: BufferState.of(x)})
+  assert np.all(out[0].value == n)

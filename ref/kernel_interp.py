@@ -65,7 +65,7 @@ def _share_axes(order:list[UOp], ranges:list[UOp]) -> tuple[dict[UOp, int], dict
 
 class KernelInterpreter:
   """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states."""
-  def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None):
+  def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None, contract:bool=True):
     if ast.op is not Ops.SINK: raise SpecError.at(ast, "a kernel AST must be a SINK")
     self.ast, self.name, self.var_vals = ast, name, var_vals or {}
     self.order = list(ast.toposort())
@@ -73,6 +73,7 @@ class KernelInterpreter:
     self.axis, self.open_in = _share_axes(self.order, self.ranges)
     self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
     self.ndim = max(self.axis.values(), default=-1) + 1
+    self.fused, self.deferred = _plan_contractions(self.order) if contract else (set(), set())
 
   def params(self) -> dict[int, UOp]:
     return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}
@@ -86,6 +87,7 @@ class KernelInterpreter:
     for slot, p in self.params().items():
       if slot not in self.bufs: raise SpecError.at(p, f"kernel {self.name}: no buffer given for argument {slot}")
     for u in self.order:
+      if u in self.deferred: continue  # a MUL only its REDUCE reads: evaluated inside the contraction
       try: self.vals[u] = self._eval(u)
       except SpecError: raise
       except Exception as e: raise SpecError.at(u, f"kernel {self.name}: reference evaluation failed", f"{type(e).__name__}: {e}") from None
@@ -180,14 +182,57 @@ class KernelInterpreter:
     b.undefined[p] = uu
     return None
 
+  def _contract(self, u:UOp) -> Lanes:
+    """REDUCE(ADD, MUL(x, y)) as one float64 einsum over x and y: the grid-sized product (M*N*K for a matmul) is never
+    built. Same definition as the general path except that products are not rounded to the dtype before the sum."""
+    mul = u.src[0]
+    x, y = (commit(self._grid(self._value(a)), a.dtype, mul.dtype) for a in mul.src)
+    if x.undefined.any() or y.undefined.any() or x.ub_overflow.any() or y.ub_overflow.any():
+      self.vals[mul] = alu_node(mul, [x, y])  # masks need the lane-wise path
+      return self._reduce_lanes(u, self.vals[mul])
+    red = {self.axis[r]: int(np.asarray(self.vals[r].value).shape[self.axis[r]]) for r in u.src[1:]}
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    def operand(v:np.ndarray) -> tuple[np.ndarray, list[int]]:
+      keep = [i for i in range(self.ndim) if v.shape[i] > 1 and v.strides[i] != 0]
+      return np.asarray(v[tuple(slice(None) if i in keep else 0 for i in range(self.ndim))], dtype=np.float64), keep  # 0-d stays 0-d
+    (xa, xk), (ya, yk) = operand(np.asarray(x.value)), operand(np.asarray(y.value))
+    out_axes = sorted((set(xk) | set(yk)) - set(red))
+    sub = lambda axes: "".join(letters[i] for i in axes)
+    with np.errstate(all="ignore"):
+      r = np.einsum(f"{sub(xk)},{sub(yk)}->{sub(out_axes)}", xa, ya, optimize=True)
+      for i, n in red.items():  # a reduced range neither factor reads: the sum is n copies
+        if i not in xk and i not in yk: r = r * n
+    shape = [1] * self.ndim
+    for i in out_axes: shape[i] = xa.shape[xk.index(i)] if i in xk else ya.shape[yk.index(i)]
+    z = np.zeros(shape, bool)
+    return Lanes(round_to(np.asarray(r).reshape(shape), u.dtype), z, z.copy())
+
   def _reduce(self, u:UOp) -> Lanes:
-    x = self._grid(self._value(u.src[0]))
+    if u in self.fused: return self._contract(u)
+    return self._reduce_lanes(u, self._value(u.src[0]))
+
+  def _reduce_lanes(self, u:UOp, value:Lanes) -> Lanes:
+    x = self._grid(value)
     axes = tuple(self.axis[r] for r in u.src[1:])
     full = list(np.shape(x.value))
     for r in u.src[1:]: full[self.axis[r]] = int(np.asarray(self.vals[r].value).shape[self.axis[r]])
     full = tuple(full)
     x = Lanes(np.broadcast_to(x.value, full), np.broadcast_to(x.undefined, full), np.broadcast_to(x.ub_overflow, full))
     return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, u.arg if isinstance(u.arg, Ops) else u.arg[0], u.dtype, keepdims=True)
+
+def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
+  """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, those MULs)."""
+  consumers: dict[UOp, int] = {}
+  for u in order:
+    for s in u.src: consumers[s] = consumers.get(s, 0) + 1
+  fused, deferred = set(), set()
+  for u in order:
+    if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD: continue
+    if not dtypes.is_float(u.dtype) or u.dtype in dtypes.weaks: continue
+    m = u.src[0]
+    if m.op is Ops.MUL and len(m.src) == 2 and m.dtype == u.dtype and consumers.get(m, 0) == 1:
+      fused.add(u); deferred.add(m)
+  return fused, deferred
 
 def run_kernel(ast:UOp, bufs:dict[int, BufferState], name:str="kernel", var_vals:dict[str, int]|None=None) -> dict[int, BufferState]:
   """Run kernel ``ast`` on ``bufs`` (PARAM slot -> state) and return the new states."""
