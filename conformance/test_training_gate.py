@@ -167,12 +167,13 @@ def test_gate_without_a_jit_says_so_instead_of_checking_something_else(tmp_path)
   with Context(JIT=0), pytest.raises(SpecError, match="not captured by TinyJit"): CPUGate(_trainer(), tmp_path).run(_batches(1), 1e-3)
 
 @pytest.mark.parametrize("hcq2", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
-  reason="tinygrad 0.14.0: VALIDATE_WITH_CPU=1 reports mismatches on a correct train step under HCQ2=1 (passes with HCQ2=0; "
-         "the gate and the tensor-level reference agree the step is right)"))])
+  reason="tinygrad 0.14.0: VALIDATE_WITH_CPU=1 reports mismatches on a correct train step under HCQ2=1, intermittently "
+         "even on one 8x8 matmul (passes with HCQ2=0; the gate and the tensor-level reference agree the step is right)"))])
 def test_tinygrads_validate_with_cpu_on_a_correct_train_step(hcq2):
   """What the gate replaces: tinygrad's own VALIDATE_WITH_CPU, on an eager step of the same small Llama."""
   from tinygrad import Tensor
   from uopcheck.fast.runner import hcq2_mode
   tr = _trainer()
-  tok, lr = tr.step_inputs(_batches(1)[0], 1e-3)
-  with hcq2_mode(hcq2), Context(VALIDATE_WITH_CPU=1): Tensor.realize(*tr.step_tensors(tok, lr))
+  for batch in _batches(3):  # the HCQ2 failure is timing-dependent (5 of 5 steps fail here): 3 tries before an XPASS
+    tok, lr = tr.step_inputs(batch, 1e-3)
+    with hcq2_mode(hcq2), Context(VALIDATE_WITH_CPU=1): Tensor.realize(*tr.step_tensors(tok, lr))
