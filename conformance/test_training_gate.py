@@ -177,3 +177,12 @@ def test_tinygrads_validate_with_cpu_on_a_correct_train_step(hcq2):
   for batch in _batches(3):  # the HCQ2 failure is timing-dependent (5 of 5 steps fail here): 3 tries before an XPASS
     tok, lr = tr.step_inputs(batch, 1e-3)
     with hcq2_mode(hcq2), Context(VALIDATE_WITH_CPU=1): Tensor.realize(*tr.step_tensors(tok, lr))
+
+def test_a_device_that_cannot_open_is_a_one_line_error(tmp_path, capsys):
+  """Here: AMD under HCQ2=1 -- tinygrad 0.14.0's ops_amd imports extra.hcq2, which the PyPI wheel doesn't ship (and there
+  is no GPU); either way the run stops before any work with one line naming the device."""
+  rc = main(["train", *SMALL, "--device", "AMD", "--steps", "1", "--out", str(tmp_path)])
+  err = capsys.readouterr().err.strip()
+  assert rc == 2 and len(err.splitlines()) == 1 and "device AMD" in err, err
+  assert "extra.hcq2" in err and "PYTHONPATH" in err, err
+  assert not (tmp_path / "metrics.jsonl").exists()

@@ -15,6 +15,13 @@ export WANDB=${WANDB:-0}      # 1: log online (needs WANDB_API_KEY); default off
 # 1. bring-up: ROCm/comgr, gfx950 clang, /dev/kfd, PCI 0x75b0, VRAM BAR; stops here with the fix if one is missing
 uopcheck amd doctor
 
+# tinygrad 0.14.0's AMD backend under HCQ2=1 imports extra.hcq2.ops_amd2: a folder of the tinygrad repository that the
+# PyPI wheel does not ship. TINYGRAD_SRC=/path/to/tinygrad (a v0.14.0 checkout) puts it on the path.
+if [ -n "${TINYGRAD_SRC:-}" ]; then export PYTHONPATH="$TINYGRAD_SRC${PYTHONPATH:+:$PYTHONPATH}"; fi
+python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('extra.hcq2.ops_amd2') is None)" 2>/dev/null || {
+  echo "mi350x.sh: HCQ2=1 on AMD needs tinygrad's extra/hcq2 (not in the PyPI wheel): set TINYGRAD_SRC to a tinygrad v0.14.0 checkout" >&2
+  exit 1; }
+
 # 2. the gate, then the run. The gate checks the per-device step (batch 16/8=2 per GPU) at a reduced sequence length:
 #    the reference interpreter is numpy, and a full 8192-token step of an 8B model is hours of it (see README "Training").
 exec uopcheck train --config llama3-8b --device AMD --devices 8 --data "$DATA" \

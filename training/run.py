@@ -51,6 +51,20 @@ def _dataset(args, model_cfg, train_cfg):
     raise data.DatasetError(f"{ds.bin_path}: token {int(stream.max())} is outside the model's vocabulary of {model_cfg.vocab_size}")
   return data.TokenBatches(stream, model_cfg.seq_len, train_cfg.batch_size, train_cfg.grad_accum, train_cfg.seed, source=str(ds.prefix))
 
+def open_device(name:str) -> None:
+  """Open a device up front, so a missing one is a one-line error before any work (not a traceback mid-run)."""
+  from tinygrad import Device
+  from uopcheck.spec.errors import SpecError
+  try: Device[name]
+  except ModuleNotFoundError as e:
+    if (e.name or "").startswith("extra"):
+      raise SpecError(f"device {name}: tinygrad 0.14.0's {name.split(':')[0]} backend under HCQ2=1 imports extra.hcq2 from the tinygrad "
+                      f"repository, which the PyPI wheel does not ship ({e}): put a tinygrad v0.14.0 checkout on PYTHONPATH, or run "
+                      f"with HCQ2=0") from None
+    raise SpecError(f"device {name} cannot be opened: {e}") from None
+  except Exception as e:
+    raise SpecError(f"device {name} cannot be opened: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}") from None
+
 def _gate_trainer(trainer, args):
   """The trainer the gate checks: the run's own, or -- data-parallel, or with --gate-batch-size/--gate-seq-len -- a
   one-device trainer of the same model with the per-device batch (the per-device kernels; the all-reduce is not)."""
@@ -75,7 +89,9 @@ def replay(path:str) -> int:
 
 def train(args) -> int:
   if args.replay: return replay(args.replay)
-  if args.device: os.environ["DEV"] = args.device
+  if args.device:
+    os.environ["DEV"] = args.device  # read when tinygrad is imported; if it already is (in-process callers), set it there too
+    if "tinygrad.helpers" in sys.modules: sys.modules["tinygrad.helpers"].DEV.value = args.device
   from tinygrad import Device
   from uopcheck.training.model import get_config
   from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
@@ -93,6 +109,7 @@ def train(args) -> int:
   print(f"uopcheck train: {args.config} ({model_cfg.n_params()/1e6:.2f}M params) on {device} ({'HCQ2' if hcq2_active() else 'plain'} path), "
         f"data: {batches.label} {batches.source}, batch {train_cfg.batch_size}x{train_cfg.grad_accum} of {model_cfg.seq_len} tokens")
   devices = tuple(f"{device}:{i}" for i in range(args.devices)) if args.devices > 1 else None
+  for d in devices or (device,): open_device(d)
   trainer = Trainer(model_cfg, train_cfg, devices)
   start = 0
   if args.resume:
