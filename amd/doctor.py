@@ -174,6 +174,23 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
     C(Check("virtualization/iommu", "fail", "KVM guest (cpuinfo: hypervisor) with no IOMMU groups",
             "give the guest a vIOMMU (-device intel-iommu,intremap=on,caching-mode=on) and boot with iommu=pt, or use KFD on the host"))
   else: C(Check("virtualization/iommu", "pass", f"{'guest' if guest else 'bare metal'}, IOMMU {'present' if iommu else 'absent'}"))
+  # tinygrad 0.14.0's runtime/ops_amd.py ends with `if getenv("HCQ2"): from extra.hcq2.ops_amd2 import *`; extra/ is a folder
+  # of the tinygrad repository that the PyPI wheel does not ship, so HCQ2=1 on AMD needs a checkout on PYTHONPATH
+  places = [p for p in env.get("PYTHONPATH", "").split(":") if p] + [p for p in (env.get("TINYGRAD_SRC"), "/opt/tinygrad") if p]
+  found = next((p for p in places if (root / p.lstrip("/") / "extra/hcq2/ops_amd2.py").is_file()), None)
+  if found is None and str(root) == "/":
+    import importlib.util
+    try: spec = importlib.util.find_spec("extra.hcq2.ops_amd2")
+    except (ImportError, ValueError): spec = None
+    if spec is not None and spec.origin: found = str(pathlib.Path(spec.origin).parents[2])
+  if found is not None:
+    C(Check("tinygrad extra/hcq2", "pass", f"{found}/extra/hcq2/ops_amd2.py (imported by ops_amd.py under HCQ2=1)"))
+    rep.env["PYTHONPATH"] = found
+  else:
+    C(Check("tinygrad extra/hcq2", "fail", f"extra/hcq2/ops_amd2.py not under {', '.join(places)}: tinygrad's ops_amd.py imports it when HCQ2=1 "
+            "and the PyPI wheel does not ship extra/",
+            "git clone --depth 1 --branch v0.14.0 https://github.com/tinygrad/tinygrad /opt/tinygrad and export PYTHONPATH=/opt/tinygrad "
+            "(training/mi350x.sh: TINYGRAD_SRC=/opt/tinygrad)"))
   rep.env.update({"DEV": "AMD", "HCQ2": "1"})
   return rep
 

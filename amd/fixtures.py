@@ -29,6 +29,7 @@ def _healthy(d:pathlib.Path, device:int=0x75a0) -> None:
   _w(d / "sys/devices/virtual/kfd/kfd/topology/nodes/1/gpu_id", "12345\n")
   _w(d / "proc/cpuinfo", "processor : 0\nflags : fpu sse2 avx2\n")
   (d / "sys/class/iommu/ivhd0").mkdir(parents=True)
+  _w(d / "opt/tinygrad/extra/hcq2/ops_amd2.py", "# tinygrad v0.14.0 checkout: extra/ (not in the PyPI wheel)\n")
 
 def _rm(p:pathlib.Path) -> None:
   if p.is_symlink() or p.is_file(): p.unlink()
@@ -45,6 +46,7 @@ FAILURE_MODES = {
   "no_kfd": lambda d: _rm(d / "dev/kfd"),
   "bar_all_ff": lambda d: _w(d / "sys/bus/pci/devices/0000:05:00.0/resource0", b"\xff" * 4096),
   "kvm_no_iommu": lambda d: (_w(d / "proc/cpuinfo", "processor : 0\nflags : fpu sse2 hypervisor\n"), (d / "sys/class/iommu/ivhd0").rmdir()) and None,
+  "no_tinygrad_extra": lambda d: _rm(d / "opt/tinygrad/extra/hcq2/ops_amd2.py"),
 }
 
 # the check each failure mode must fail, and a phrase its fix must contain
@@ -52,6 +54,7 @@ EXPECTED = {
   "no_gpu": ("amd gpu", "no AMD GPU"), "pci_0x75b0": ("pci id known", "0x75b0"), "rocm_nondefault_comgr33": ("rocm root", "ROCM_PATH=/opt/rocm-7.0.2"),
   "no_hip_headers": ("hip headers", "hip-dev"), "old_clang": ("gfx950 clang", "LLVM >= 19"), "amdgpu_not_loaded": ("amdgpu module", "modprobe amdgpu"),
   "no_kfd": ("/dev/kfd", "--device=/dev/kfd"), "bar_all_ff": ("vram bar 0000:05:00.0", "Resizable BAR"), "kvm_no_iommu": ("virtualization/iommu", "vIOMMU"),
+  "no_tinygrad_extra": ("tinygrad extra/hcq2", "PYTHONPATH=/opt/tinygrad"),
 }
 
 def build(name:str, dest:str|os.PathLike) -> pathlib.Path:

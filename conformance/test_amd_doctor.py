@@ -42,3 +42,10 @@ def test_amd_doctor_on_this_machine_says_no_amd_gpu():
 @pytest.mark.skipif(not os.path.exists("/dev/kfd"), reason="needs an AMD GPU (/dev/kfd): the real box's doctor run")
 def test_amd_doctor_on_hardware_is_ready():
   assert doctor.run("/").verdict == "ready"
+
+def test_amd_doctor_finds_tinygrad_extra_on_pythonpath_and_exports_it(tmp_path):
+  root = fixtures.build("no_tinygrad_extra", tmp_path)
+  (root / "src/tg/extra/hcq2").mkdir(parents=True)
+  (root / "src/tg/extra/hcq2/ops_amd2.py").write_text("")
+  rep = doctor.run(root, env={"PYTHONPATH": "/src/tg"})
+  assert rep.verdict == "ready" and rep.env["PYTHONPATH"] == "/src/tg", rep.table()
