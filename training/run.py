@@ -53,14 +53,20 @@ def _dataset(args, model_cfg, train_cfg):
 
 def open_device(name:str) -> None:
   """Open a device up front, so a missing one is a one-line error before any work (not a traceback mid-run)."""
+  import importlib.util
   from tinygrad import Device
   from uopcheck.spec.errors import SpecError
+  from uopcheck.fast.runner import hcq2_active
+  def no_extra(why:str) -> SpecError:
+    return SpecError(f"device {name}: tinygrad 0.14.0's AMD backend under HCQ2=1 imports extra.hcq2.ops_amd2 from the tinygrad "
+                     f"repository, which the PyPI wheel does not ship ({why}): put a tinygrad v0.14.0 checkout on PYTHONPATH, or run with HCQ2=0")
+  if name.split(":")[0] == "AMD" and hcq2_active():  # checked first: a failed ops_amd import can't be retried in one process
+    try: spec = importlib.util.find_spec("extra.hcq2.ops_amd2")
+    except (ImportError, ValueError): spec = None
+    if spec is None: raise no_extra("not found on the path")
   try: Device[name]
   except ModuleNotFoundError as e:
-    if (e.name or "").startswith("extra"):
-      raise SpecError(f"device {name}: tinygrad 0.14.0's {name.split(':')[0]} backend under HCQ2=1 imports extra.hcq2 from the tinygrad "
-                      f"repository, which the PyPI wheel does not ship ({e}): put a tinygrad v0.14.0 checkout on PYTHONPATH, or run "
-                      f"with HCQ2=0") from None
+    if (e.name or "").startswith("extra"): raise no_extra(str(e)) from None
     raise SpecError(f"device {name} cannot be opened: {e}") from None
   except Exception as e:
     raise SpecError(f"device {name} cannot be opened: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}") from None
