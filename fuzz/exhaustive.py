@@ -14,12 +14,29 @@ from uopcheck.ref.elementwise import alu_node, commit
 
 class TooLarge(Exception): pass
 
-def variables(*us:UOp) -> dict[str, tuple[int, int]]:
-  out: dict[str, tuple[int, int]] = {}
+def declarations(*us:UOp) -> list[tuple[str, object, int, int]]:
+  """Every variable declaration under ``us``: (name, dtype, lo, hi). One name may be declared more than once."""
+  out = []
   for u in UOp.sink(*us).toposort():
     if u.op in (Ops.BUFFER, Ops.PARAM) and u.arg.addrspace is AddrSpace.ALU and u.arg.vmin_vmax is not None:
-      out[u.arg.name] = tuple(int(v) for v in u.arg.vmin_vmax)
+      out.append((u.arg.name, u.dtype, int(u.arg.vmin_vmax[0]), int(u.arg.vmin_vmax[1])))
   return out
+
+def variables(*us:UOp) -> dict[str, tuple[int, int]]:
+  """name -> the values it may take: one name is one runtime value, so every declaration's range applies (intersected).
+  An empty intersection is (lo, hi) with lo > hi: no assignment exists."""
+  out: dict[str, tuple[int, int]] = {}
+  for name, _, lo, hi in declarations(*us):
+    olo, ohi = out.get(name, (lo, hi))
+    out[name] = (max(lo, olo), min(hi, ohi))
+  return out
+
+def in_every_range(assignment:dict[str, int], *us:UOp) -> str|None:
+  """None when ``assignment`` gives every variable of ``us`` a value inside each of its declared ranges; else why not."""
+  for name, dt, lo, hi in declarations(*us):
+    if name not in assignment: return f"variable {name} has no value"
+    if not lo <= assignment[name] <= hi: return f"{name}={assignment[name]} lies outside its declared range [{lo}, {hi}] ({dt})"
+  return None
 
 def evaluate_grid(us:list[UOp], names:list[str], bounds:dict[str, tuple[int, int]]) -> list[Lanes]:
   n = len(names)
@@ -45,6 +62,7 @@ def exhaustive_check(before:UOp, after:UOp, limit:int=1 << 14, ub_is_undefined:b
   b = variables(before, after)
   size = 1
   for lo, hi in b.values(): size *= hi - lo + 1
+  if any(lo > hi for lo, hi in b.values()): return True, None, None, None  # no assignment satisfies every declaration
   if size > limit or size <= 0: return None
   names = sorted(b)
   try: bv, av = evaluate_grid([before, after], names, b)
@@ -60,8 +78,10 @@ def exhaustive_check(before:UOp, after:UOp, limit:int=1 << 14, ub_is_undefined:b
   asg = {nm: b[nm][0] + (at[i] if np.shape(np.broadcast_to(bv.value, shape))[i] > 1 else 0) for i, nm in enumerate(names)}
   return False, asg, np.broadcast_to(bv.value, shape)[at].item(), (np.broadcast_to(av.value, shape)[at].item() if adef[at] else "undefined")
 
-def evaluate_at(us:list[UOp], assignment:dict[str, int]):
-  """The values of ``us`` at one assignment, by the numpy semantics (an independent second opinion to z3)."""
+def evaluate_at(us:list[UOp], assignment:dict[str, int], ub_is_undefined:bool=True) -> list[tuple[object, bool]]:
+  """(value, undefined) of each of ``us`` at one assignment, by the numpy semantics (an independent second opinion to z3).
+  Signed overflow counts as undefined only under C's reading (``ub_is_undefined``)."""
   names = sorted(assignment)
   lanes = evaluate_grid(us, names, {n: (v, v) for n, v in assignment.items()})
-  return [(l.value.reshape(-1)[0].item(), bool(l.undefined.reshape(-1)[0] or l.ub_overflow.reshape(-1)[0])) for l in lanes]
+  return [(l.value.reshape(-1)[0].item(), bool(l.undefined.reshape(-1)[0] or (ub_is_undefined and l.ub_overflow.reshape(-1)[0])))
+          for l in lanes]

@@ -1,9 +1,18 @@
-"""Findings on disk, shared by the fuzzers: atomic writes (temp file + rename, so a kill never leaves half a file)
-and loading a directory of reproducers, where a corrupt file is a one-line SpecError naming it."""
+"""Findings on disk, shared by the fuzzers: where they live, atomic writes (temp file + rename, so a kill never leaves
+half a file), loading a directory of reproducers (a corrupt file is skipped with one line naming it, the rest still
+load), signatures, and opening hypothesis' example database with a one-line error when its path is unusable.
+
+Two directories matter: a campaign writes *new* findings under ``DEFAULT_FINDINGS`` (outside the tracked tree), and
+the reviewed corpus the suite replays is ``SHIPPED_FINDINGS``; a finding moves there only by ``uopcheck findings
+promote``. A finding whose signature is in the shipped corpus is *known*, not new."""
 from __future__ import annotations
-import json, os, pathlib, tempfile
+import hashlib, json, os, pathlib, tempfile
 from typing import Callable
 from uopcheck.spec.errors import SpecError
+
+DEFAULT_FINDINGS = ".uopcheck/findings"
+SHIPPED_FINDINGS = pathlib.Path(__file__).resolve().parent / "findings"
+MAX_FINDING_BYTES = 4 << 20
 
 def atomic_write_json(path:pathlib.Path, obj:dict) -> pathlib.Path:
   path.parent.mkdir(parents=True, exist_ok=True)
@@ -12,16 +21,41 @@ def atomic_write_json(path:pathlib.Path, obj:dict) -> pathlib.Path:
   os.replace(tmp, path)
   return path
 
-def load_dir(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], None]) -> list[tuple[pathlib.Path, dict]]:
-  """Every finding matching ``pattern``; ``validate`` raises ValueError/KeyError/TypeError for a malformed one."""
-  out = []
-  for path in sorted(pathlib.Path(directory).glob(pattern)):
-    try:
-      d = json.loads(path.read_text())
-      validate(d)
-    except (OSError, ValueError, KeyError, TypeError) as e: raise SpecError(f"corrupt finding file: {e}", path.name) from None
-    out.append((path, d))
-  return out
+def digest(text:str) -> str: return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+def read_finding(path:pathlib.Path, validate:Callable[[dict], None]) -> dict:
+  """One finding file, parsed as JSON data and validated; any problem is a one-line SpecError naming the file."""
+  try:
+    if path.stat().st_size > MAX_FINDING_BYTES: raise ValueError(f"larger than {MAX_FINDING_BYTES} bytes")
+    d = json.loads(path.read_text())
+    if not isinstance(d, dict): raise ValueError("not a JSON object")
+    validate(d)
+  except SpecError as e: raise SpecError(f"{path.name}: corrupt finding file: {e}") from None
+  except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+    raise SpecError(f"{path.name}: corrupt finding file: {type(e).__name__}: {e}".splitlines()[0][:300]) from None
+  return d
+
+def load_dir(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], None]) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
+  """(every good finding matching ``pattern``, one line per corrupt file): a bad file never hides the others."""
+  out, problems = [], []
+  d = pathlib.Path(directory)
+  if not d.is_dir(): return out, problems
+  for path in sorted(d.glob(pattern)):
+    try: out.append((path, read_finding(path, validate)))
+    except SpecError as e: problems.append(str(e))
+  return out, problems
+
+def open_example_db(db_dir:str|None):
+  """hypothesis' DirectoryBasedExampleDatabase at ``db_dir`` (None: no database); an unusable path is a one-line SpecError."""
+  if not db_dir: return None
+  from hypothesis.database import DirectoryBasedExampleDatabase
+  p = pathlib.Path(db_dir)
+  if p.exists() and not p.is_dir(): raise SpecError(f"{p}: the hypothesis example database path is a file, not a directory")
+  try:
+    p.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(dir=p); os.close(fd); os.unlink(probe)
+  except OSError as e: raise SpecError(f"{p}: the hypothesis example database is not writable ({e.strerror or e})") from None
+  return DirectoryBasedExampleDatabase(str(p))
 
 def campaign_rounds(check_one:Callable, strategy, db, max_examples:int|None, seed_of:Callable[[int], int]|None):
   """Hypothesis test functions for a campaign's rounds: round 0 replays the example database (resuming the last

@@ -1,10 +1,14 @@
 """Symbolic fuzzing: random integer expressions (weakint and sized ints), each checked ``e`` vs ``e.simplify()``.
 
-A check first tries the exhaustive evaluator on small domains, then z3 (``spec.z3model.check_rewrite``).
-Refuted cases are shrunk by hypothesis and written to a findings directory as reproducers (JSON with the
-expression as tinygrad's own pyrender code, the assignment, both values, and the rule that made the step)."""
+A check first tries the exhaustive evaluator on small domains, then z3 (``spec.z3model.check_rewrite``). A refutation
+counts only once it is *confirmed* independently: the counterexample gives every variable a value inside each of its
+declared ranges, and the numpy semantics, evaluated there, disagree too. An unconfirmed refutation is uopcheck's own
+failure (``uopcheck-internal``), kept apart and never reported as a tinygrad bug. Confirmed cases are shrunk by
+hypothesis; the minimal one is attributed to the rule application that breaks refinement, given a signature (that rule
+plus the normalized form of the node it rewrote) and saved as data (``spec.uop_json``: parsed, never executed) unless
+the shipped corpus already knows that signature."""
 from __future__ import annotations
-import hashlib, json, os, pathlib, tempfile, time
+import json, os, pathlib, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from tinygrad.uop import Ops
@@ -12,8 +16,11 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
-from uopcheck.fuzz.exhaustive import exhaustive_check
-from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, campaign_rounds
+from uopcheck.spec.errors import SpecError
+from uopcheck.spec import uop_json
+from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
+from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, campaign_rounds, digest, open_example_db,
+                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
 
@@ -56,15 +63,18 @@ def const_for(draw, dt:DType) -> int:
 
 @st.composite
 def int_expr(draw, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp:
-  """A random int expression of one dtype (weakint or a sized int), casts crossing between them."""
+  """A random int expression of one dtype (weakint or a sized int), casts crossing between them. ``vars_`` (name -> UOp) is
+  shared by the whole expression, casts included, and names come from its size: one name is always one variable, never two
+  of different dtype or range (tinygrad binds variables by name)."""
   if dt is None: dt = draw(st.one_of(st.just(dtypes.weakint), st.just(dtypes.weakint), st.sampled_from(SIZED)))
   if vars_ is None: vars_ = {}
   def leaf():
-    if draw(st.booleans()) or not vars_:
-      name = f"{'abc'[len(vars_) % 3]}{len(vars_)}"
-      if len(vars_) < 3:
+    same = [v for v in vars_.values() if v.dtype == dt]
+    if draw(st.booleans()) or not same:
+      if len(same) < 3:
+        name = f"{'abc'[len(vars_) % 3]}{len(vars_)}"
         v = draw(variable(dt, name)); vars_[name] = v; return v
-      return draw(st.sampled_from(list(vars_.values())))
+      return draw(st.sampled_from(same))
     c = draw(const_for(dt))
     return UOp.const(c, dt)
   if depth <= 0: return leaf()
@@ -89,46 +99,80 @@ def int_expr(draw, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp
     a, b, x, y = sub(), sub(), sub(), sub()
     cond = draw(st.sampled_from([a < b, a.ne(b)]))
     return cond.where(x, y)
-  # cast: through another dtype and back
+  # cast: through another dtype and back (the same variable pool: a name keeps its one dtype and range)
   other = draw(st.sampled_from([dtypes.weakint] + SIZED))
-  inner = draw(int_expr(depth - 1, other, {}))
+  inner = draw(int_expr(depth - 1, other, vars_))
   return inner.cast(dt)
 
-# ** findings **
+# ** confirmation, signatures, findings **
 
-def confirm_with_numpy(e:UOp, s:UOp, assignment:dict|None) -> bool|None:
-  """Re-evaluate a refutation's assignment with the numpy semantics: True when numpy sees the same disagreement."""
-  from uopcheck.fuzz.exhaustive import evaluate_at
-  if assignment is None: return None
-  try: (bv, bu), (av, au) = evaluate_at([e, s], assignment)
-  except Exception: return None
-  return (not bu) and (au or bv != av)
+def confirm(e:UOp, s:UOp, v:Verdict, reading:OverflowReading) -> str|None:
+  """None when a refutation holds up on its own: the assignment lies inside every declared range of every variable (one name
+  is one value) and the numpy semantics disagree there too. Otherwise the reason it does not (a uopcheck-internal failure)."""
+  if (empty := [n for n, (lo, hi) in variables(e, s).items() if lo > hi]):
+    return f"no assignment satisfies every declared range of {empty} (one name is one value): the expression is vacuous"
+  if e.dtype != s.dtype: return None  # a dtype change is a fact about the two graphs, no assignment needed
+  asg = getattr(v.detail, "assignment", None)
+  if not isinstance(asg, dict): return "the refutation carries no assignment"
+  if (why := in_every_range(asg, e, s)) is not None: return f"counterexample out of range: {why}"
+  try: (bv, bu), (av, au) = evaluate_at([e, s], asg, ub_is_undefined=reading is OverflowReading.UNDEFINED)
+  except Exception as ex: return f"numpy evaluation failed: {type(ex).__name__}: {ex}"
+  if bu: return "numpy: the original is undefined at the counterexample"
+  if not au and bv == av: return f"numpy: both sides give {bv} at the counterexample"
+  return None
 
-def finding_json(e:UOp, s:UOp, v:Verdict, rule:str|None, seed:int|None=None) -> dict:
-  from tinygrad.uop.render import pyrender
-  r = v.detail
-  return {"kind": "symbolic", "expr": pyrender(e), "simplified": pyrender(s), "dtype": str(e.dtype), "how": v.how,
-          "assignment": getattr(r, "assignment", None), "before": repr(getattr(r, "before", None)), "after": repr(getattr(r, "after", None)),
-          "reason": getattr(r, "reason", ""), "rule": rule, "seed": seed, "reading": None,
-          "confirmed_by_numpy": confirm_with_numpy(e, s, getattr(r, "assignment", None)) if e.dtype == s.dtype else True}
+def _const_class(c) -> str:
+  if isinstance(c, bool) or c in (0, 1, -1): return repr(c)
+  return "+c" if isinstance(c, int) and c > 0 else "-c" if isinstance(c, int) else type(c).__name__
+
+def skeleton(u:UOp, depth:int=1_000) -> str:
+  """A normalized form: ops and dtypes, variables renamed by first appearance, constants by class (0, 1, -1, +c, -c);
+  below ``depth`` levels only a node's op and dtype remain."""
+  names: dict[str, str] = {}
+  def go(x:UOp, d:int) -> str:
+    if x.op is Ops.CONST: return f"C[{_const_class(x.arg)}:{x.dtype.name}]"
+    if x.op in (Ops.BUFFER, Ops.PARAM) and x.arg.name is not None: return names.setdefault(x.arg.name, f"v{len(names)}") + f":{x.dtype.name}"
+    return f"{x.op.name}:{x.dtype.name}" + ("(" + ",".join(go(y, d - 1) for y in x.src) + ")" if d > 0 else "")
+  return go(u, depth)
 
 def signature(d:dict) -> str:
-  return hashlib.sha256(f"{d.get('rule')}|{d['reason']}|{d['dtype']}".encode()).hexdigest()[:12]
+  return digest(f"symbolic|{d.get('rule')}|{d.get('rule_step_skeleton') or d.get('skeleton')}|{d['reason'].split(' (')[0]}")
+
+def finding_json(e:UOp, s:UOp, v:Verdict, reading:OverflowReading, seed:int|None=None) -> dict:
+  r = v.detail
+  return {"kind": "symbolic", "expr": uop_json.encode(e), "simplified": uop_json.encode(s), "expr_text": e.render(simplify=False),
+          "simplified_text": s.render(simplify=False), "dtype": str(e.dtype), "how": v.how,
+          "assignment": getattr(r, "assignment", None), "before": repr(getattr(r, "before", None)), "after": repr(getattr(r, "after", None)),
+          "reason": getattr(r, "reason", ""), "rule": None, "seed": seed, "reading": reading.value, "skeleton": skeleton(e, depth=2),
+          "confirmed": "in every declared range, and by the numpy semantics" if e.dtype == s.dtype else "the dtypes differ"}
+
+def attribute(d:dict, e:UOp, reading:OverflowReading) -> dict:
+  """Give a finding the rule application that first breaks refinement (on the shrunk case) and its signature."""
+  from uopcheck.fuzz.rules import blame_rule
+  try: blamed = blame_rule(e, reading)
+  except Exception: blamed = None
+  if blamed:
+    d["rule"], d["rule_step"] = blamed[0], {"before": blamed[1].render(simplify=False), "after": blamed[2].render(simplify=False)}
+    d["rule_step_skeleton"] = skeleton(blamed[1], depth=1)  # the rewritten node and its operands' ops: the bug, not the run
+  else: d["rule"] = "unattributed (the whole simplify, not a single step, breaks refinement)"
+  d["signature"] = signature(d)
+  return d
+
+def _size(d:dict) -> int: return len(d["expr"]["nodes"])
 
 def save_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
-  """Write a finding atomically (temp file + rename), deduplicated by signature: a later, smaller expression with the
-  same signature replaces the stored one (so hypothesis' shrinking leaves the minimal reproducer). None if not written."""
-  p = pathlib.Path(directory); p.mkdir(parents=True, exist_ok=True)
-  out = p / f"symbolic-{signature(d)}.json"
+  """Write a finding atomically (temp file + rename) as ``symbolic-<signature>.json``; a finding already stored under that
+  signature is replaced only by a smaller expression. None if not written."""
+  out = pathlib.Path(directory) / f"symbolic-{d['signature']}.json"
   if out.exists():
-    try: old = json.loads(out.read_text())
-    except (OSError, ValueError): old = None  # a corrupt file is replaced by a good one
-    if old is not None and len(old.get("expr", "")) <= len(d["expr"]): return None
+    try: old = read_finding(out, _validate)
+    except SpecError: old = None  # a corrupt file is replaced by a good one
+    if old is not None and _size(old) <= _size(d): return None
   return atomic_write_json(out, d)
 
-def load_expr(code:str) -> UOp:
-  from tinygrad.uop.spec import eval_pyrender
-  return eval_pyrender(code)
+def load_expr(d:dict, key:str="expr", name:str="finding") -> UOp:
+  """A finding's expression, parsed from data (never executed)."""
+  return uop_json.decode_one(d[key], f"{name} {key}")
 
 class FoundBug(Exception):
   """Raised inside the hypothesis property for a refuted case (never confused with an AssertionError inside tinygrad)."""
@@ -140,34 +184,43 @@ class CampaignStats:
   refuted: int = 0
   unknown: int = 0
   unchanged: int = 0
-  findings: list = field(default_factory=list)
+  findings: list = field(default_factory=list)   # new, confirmed, saved
+  known: list = field(default_factory=list)      # confirmed, but the shipped corpus has the signature
+  internal: list = field(default_factory=list)   # uopcheck-internal: refutations that did not confirm
+  skipped_files: list = field(default_factory=list)
   seconds: float = 0.0
 
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
     return (f"checked {self.checked} ({rate:.1f}/s): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
-            f"unchanged by simplify {self.unchanged}; findings saved {len(self.findings)}")
+            f"unchanged by simplify {self.unchanged}; new findings {len(self.findings)}, known {len(self.known)}, "
+            f"uopcheck-internal {len(self.internal)}")
 
-def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findings", db_dir:str|None=".hypothesis/uopcheck-symbolic",
-                 reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None) -> CampaignStats:
-  """Fuzz ``e`` vs ``e.simplify()`` for a time budget with hypothesis (example database in ``db_dir``). A refuted case is saved
-  at once (atomically); while hypothesis shrinks it, smaller versions replace it, so the file ends minimal. Afterwards each
-  new finding is attributed to the rule application that first breaks refinement."""
-  from hypothesis.database import DirectoryBasedExampleDatabase
+def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
+  found, _ = load_findings(directory)
+  return {d["signature"]: p.name for p, d in found if d.get("signature")}
+
+def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
+                 reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
+                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS) -> CampaignStats:
+  """Fuzz ``e`` vs ``e.simplify()`` for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
+  is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
+  replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
   from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
-  from uopcheck.fuzz.rules import blame_rule
+  db = open_example_db(db_dir)
   stats = CampaignStats()
+  known = known_signatures(known_dir) if known_dir else {}
   start = time.perf_counter()
   deadline = start + minutes * 60
   last_print = [0.0]
-  saved: set[pathlib.Path] = set()
   shrink: list = [None]
+  minimal: list = [None]   # (size, e, finding dict) of the smallest confirmed failure this round
+  pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   class Stop(Exception): pass
-  db = DirectoryBasedExampleDatabase(db_dir) if db_dir else None
   def check_one(e):
     if shrink[0] is not None:  # shrinking a refutation: stop (by passing) past the deadline or the budget
       shrink[0] += 1
-      if shrink[0] > 200 or time.perf_counter() > deadline: return
+      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
     elif time.perf_counter() > deadline: raise Stop()
     try: v, s = check_expr(e, reading)
     except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): return
@@ -177,40 +230,55 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str="fuzz/findi
     if progress and stats.seconds - last_print[0] > 2:
       last_print[0] = stats.seconds
       print("\r" + stats.line(), end="", flush=True)
-    if v.kind == "refuted":
-      if shrink[0] is None: shrink[0] = 0
-      if (path := save_finding({**finding_json(e, s, v, None, seed), "reading": reading.value}, findings_dir)) is not None: saved.add(path)
-      raise FoundBug(str(v.detail))
+    if v.kind != "refuted": return
+    if (why := confirm(e, s, v, reading)) is not None:
+      if len(stats.internal) < 100: stats.internal.append({"expr_text": e.render(simplify=False), "verdict": str(v.detail), "why": why})
+      return  # not a tinygrad finding: hypothesis must not shrink towards it
+    if shrink[0] is None: shrink[0] = 0
+    size = len(e.toposort())
+    if minimal[0] is None or size < minimal[0][0]:
+      minimal[0] = (size, e, finding_json(e, s, v, reading, seed))
+      atomic_write_json(pending, minimal[0][2])
+    raise FoundBug(str(v.detail))
+  def finish_round():
+    if minimal[0] is None: return
+    _, e, d = minimal[0]
+    minimal[0] = None
+    attribute(d, e, reading)
+    if d["signature"] in known: stats.known.append({**d, "known_as": known[d["signature"]]})
+    else:
+      save_finding(d, findings_dir)
+      if all(f["signature"] != d["signature"] for f in stats.findings): stats.findings.append(d)
+    pending.unlink(missing_ok=True)
   rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
-  while time.perf_counter() < deadline:
-    run = next(rounds)
-    shrink[0] = None
-    try: run()
-    except Stop: break
-    except (FoundBug, Flaky, FlakyFailure): pass       # a refutation: saved (and shrunk) above; keep fuzzing with a new seed
-    if max_examples: break
-  for path in sorted(saved):
-    d = json.loads(path.read_text())
-    if d.get("rule") is None:
-      try: blamed = blame_rule(load_expr(d["expr"]), reading)
-      except Exception: blamed = None
-      d["rule"] = blamed[0] if blamed else "unattributed (the whole simplify, not a single step, breaks refinement)"
-      atomic_write_json(path, d)
-    stats.findings.append(d)
-  stats.seconds = time.perf_counter() - start
-  if progress: print("\r" + stats.line(), flush=True)
+  try:
+    while time.perf_counter() < deadline:
+      run = next(rounds)
+      shrink[0] = None
+      try: run()
+      except Stop: break
+      except (FoundBug, Flaky, FlakyFailure): pass       # a refutation: kept (and shrunk) above; keep fuzzing with a new seed
+      finally: finish_round()
+      if max_examples: break
+  finally:
+    stats.seconds = time.perf_counter() - start
+    if progress: print("\r" + stats.line(), flush=True)
   return stats
 
+SHRINK_BUDGET = 200  # property calls spent shrinking one refutation
+
 def _validate(d:dict) -> None:
-  for k in ("expr", "simplified", "reason", "reading"):
+  for k in ("expr", "simplified", "reason", "reading", "signature"):
     if k not in d: raise ValueError(f"missing field {k!r}")
   OverflowReading(d["reading"])
+  e, s = load_expr(d, "expr"), load_expr(d, "simplified")
+  if not (dtypes.is_int(e.dtype) or e.dtype == dtypes.bool): raise ValueError(f"expr has dtype {e.dtype}, not an integer expression")
+  if len(e.toposort()) > 500: raise ValueError("expr has more than 500 nodes")
 
-def load_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, dict]]:
-  """Every symbolic finding in a directory; a corrupt file raises SpecError naming the file and what is wrong."""
+def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
+  """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
   return load_dir(directory, "symbolic-*.json", _validate)
 
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
-  e = load_expr(d["expr"])
-  return check_expr(e, OverflowReading(d["reading"]))[0]
+  return check_expr(load_expr(d), OverflowReading(d["reading"]))[0]

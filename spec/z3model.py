@@ -48,6 +48,7 @@ class Z3Model:
   memo: dict = field(default_factory=dict)
   variables: dict = field(default_factory=dict)    # name -> (z3 var, dtype)
   bounds: list = field(default_factory=list)       # z3 constraints on the variables
+  declared: set = field(default_factory=set)       # (name, dtype, lo, hi) of every declaration seen
   weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
 
   def bits(self, dt:DType) -> int: return self.weak_bits if dt == dtypes.weakint and self.weak_bits else dt.bitsize
@@ -61,19 +62,22 @@ class Z3Model:
     raise Unsupported(f"no z3 sort for {dt}")
 
   def var(self, name:str, dt:DType, lo:int, hi:int):
-    if name in self.variables:
-      v, vdt = self.variables[name]
-      if vdt == dt: return v
-      # the same Variable at another width (weak lowering retypes it): one value, seen through two sorts
-      key = f"{name}@{dt.name.replace(' ', '_')}"
-      if key in self.variables: return self.variables[key][0]
-      other = self._fresh(key, dt)
-      self.variables[key] = (other, dt)
-      self.bounds.append(self.to_int(other, dt) == self.to_int(v, vdt))
-      return other
-    v = self._fresh(name, dt)
-    self.variables[name] = (v, dt)
-    if dt != dtypes.bool: self.bounds.append(z3.And(self.le(self.const(lo, dt), v, dt), self.le(v, self.const(hi, dt), dt)))
+    """One name is one runtime value (tinygrad binds variables by name): a name declared again -- with another range,
+    or another dtype (weak lowering retypes it) -- is the same value, and every declaration's range applies at once."""
+    if name in self.variables and self.variables[name][1] != dt:
+      v0, dt0 = self.variables[name]
+      key = f"{name}@{dt.name.replace(' ', '_')}"   # the same value seen through another sort
+      if key not in self.variables:
+        self.variables[key] = (self._fresh(key, dt), dt)
+        self.bounds.append(self.to_int(self.variables[key][0], dt) == self.to_int(v0, dt0))
+      v = self.variables[key][0]
+    elif name in self.variables: v = self.variables[name][0]
+    else:
+      v = self._fresh(name, dt)
+      self.variables[name] = (v, dt)
+    if dt != dtypes.bool and (name, dt, lo, hi) not in self.declared:
+      self.declared.add((name, dt, lo, hi))
+      self.bounds.append(z3.And(self.le(self.const(lo, dt), v, dt), self.le(v, self.const(hi, dt), dt)))
     return v
 
   def _fresh(self, name:str, dt:DType):
@@ -241,12 +245,6 @@ class Z3Model:
       if ub and (dt in C_UB_SIGNED or weak): d = z3.And(d, a >= zero, (r >> cnt) == a)
       return r, z3.And(d, in_range)
     raise Unsupported(f"{op} on {dt}")
-
-def _model_value(m:z3.ModelRef, e):
-  v = m.eval(e, model_completion=True)
-  if z3.is_true(v) or z3.is_false(v): return z3.is_true(v)
-  try: return v.as_long() if not z3.is_bv(v) else v.as_signed_long() if False else v.as_long()
-  except Exception: return str(v)
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
                   weak_bits:int|None=None) -> Proved|Refuted|Unknown:
