@@ -5,7 +5,7 @@ wrong codegen rule that the device and the CPU share (tinygrad's VALIDATE_WITH_C
 scheduler for a wrong rangeify rule (every kernel matches its own AST), (d) catch a JIT replay that differs from
 the kernels it captured. The run must train (loss falls on a fixed seed), log, checkpoint and resume exactly."""
 from __future__ import annotations
-import json
+import json, pathlib
 import numpy as np
 import pytest
 from tinygrad.uop import Ops
@@ -144,8 +144,25 @@ def test_bad_inputs_get_one_line_errors(tmp_path, capsys):
   (tmp_path / "o" / "checkpoint" / "state.safetensors").write_bytes(b"")
   assert main(["train", *SMALL, "--resume", "--out", str(tmp_path / "o")]) == 2
   assert "meta.json: not JSON" in capsys.readouterr().err
-  (tmp_path / "junk.pkl").write_bytes(b"not a pickle")
-  with pytest.raises(SpecError, match="junk.pkl: not a uopcheck kernel reproducer"): replay_reproducer(tmp_path / "junk.pkl")
+  (tmp_path / "junk.json").write_bytes(b"not json")
+  with pytest.raises(SpecError, match="junk.json: not a uopcheck kernel reproducer"): replay_reproducer(tmp_path / "junk.json")
+
+def test_reproducer_payloads_execute_nothing(tmp_path, capsys):
+  """A crafted pickle (the old reproducer format) and a JSON reproducer whose AST arg names a callable are refused in one
+  line; neither runs anything."""
+  import pickle
+  marker = tmp_path / "pwned"
+  class Payload:
+    def __reduce__(self): return (pathlib.Path.write_text, (marker, "x"))
+  (tmp_path / "evil.kernel.pkl").write_bytes(pickle.dumps({"format": "uopcheck-kernel-reproducer/1", "x": Payload()}))
+  assert main(["train", "--replay", str(tmp_path / "evil.kernel.pkl")]) == 2
+  assert "not a uopcheck kernel reproducer" in (err := capsys.readouterr().err) and len(err.strip().splitlines()) == 1
+  rec = {"format": "uopcheck-kernel-reproducer/2", "name": "k", "var_vals": {}, "detail": "", "args": [["float", 4]], "device": "CPU",
+         "hcq2": False, "ast": {"format": "uopcheck-uop-graph/1", "roots": [0], "nodes": [
+           {"op": "SINK", "dtype": "void", "src": [], "arg": {"dataclass": "subprocess.Popen", "fields": {"args": ["touch", str(marker)]}}}]}}
+  (tmp_path / "evil.kernel.json").write_text(json.dumps(rec))
+  with pytest.raises(SpecError, match=r"evil.kernel.json: not a uopcheck kernel reproducer.*not allowed"): replay_reproducer(tmp_path / "evil.kernel.json")
+  assert not marker.exists()
 
 def test_data_parallel_over_two_devices_matches_one_device():
   """The MI350X run is data-parallel over 8 GPUs; here the same code path runs over CPU:0 and CPU:1."""

@@ -7,7 +7,7 @@ by name from tinygrad's dtype table, and args built only from JSON scalars, tupl
 members, ``Invalid``, and the dataclasses listed in ``_DATACLASSES`` (fields checked by name). Anything else is a
 one-line ``SpecError`` naming the node and what is wrong."""
 from __future__ import annotations
-import dataclasses, math
+import dataclasses, math, sys
 from typing import Any
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, ParamArg, KernelInfo, AxisType
@@ -23,12 +23,12 @@ _ENUMS: dict[str, Any] = {"Ops": Ops, "AxisType": AxisType, "AddrSpace": AddrSpa
 _DATACLASSES: dict[str, type] = {"ParamArg": ParamArg, "KernelInfo": KernelInfo}
 
 def _load_kernel_arg_types() -> None:
-  """Kernel ASTs after optimization carry Opt/OptOps and Estimates: imported on first use, so the reference
-  interpreter (which may read this format) never imports tinygrad's codegen or renderer."""
+  """Kernel ASTs after optimization carry Opt/OptOps and Estimates. They are registered from the modules already loaded (a
+  process that runs kernels has them), never imported here: the reference interpreter stays clear of codegen/renderer."""
   if "Opt" in _DATACLASSES: return
-  from tinygrad.codegen.opt import Opt, OptOps
-  from tinygrad.renderer import Estimates
-  _DATACLASSES.update(Opt=Opt, Estimates=Estimates); _ENUMS["OptOps"] = OptOps
+  opt, rend = sys.modules.get("tinygrad.codegen.opt"), sys.modules.get("tinygrad.renderer")
+  if opt is not None and rend is not None:
+    _DATACLASSES.update(Opt=opt.Opt, Estimates=rend.Estimates); _ENUMS["OptOps"] = opt.OptOps
 
 def dtype_name(dt:DType) -> str:
   if dt not in _DTYPE_NAMES: raise SpecError(f"dtype {dt!r} has no name in the uop-graph format")

@@ -14,7 +14,7 @@ does about each:
      replay of the same step writes the same bytes.
 A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it); the run does not start."""
 from __future__ import annotations
-import functools, pathlib, pickle, re, time
+import functools, json, pathlib, re, time
 from dataclasses import dataclass, field
 import numpy as np
 from tqdm import tqdm
@@ -25,6 +25,8 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip
 from uopcheck.spec.errors import SpecError
+from uopcheck.spec import uop_json
+from uopcheck.fuzz.findings_io import atomic_write_json
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import Tolerance, graph_tolerance
 from uopcheck.spec.numpy_dtypes import from_bytes
@@ -146,26 +148,46 @@ def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float,
 
 # ** reproducers **
 
+REPRO_FORMAT = "uopcheck-kernel-reproducer/2"
+
 def save_reproducer(path:pathlib.Path, step:Step, var_vals:dict[str, int], detail:str) -> pathlib.Path:
-  """The kernel AST, each argument's dtype, size and bytes before the call, and what the device wrote."""
+  """The kernel AST (``spec.uop_json``), each argument's dtype and size, and the device: ``NAME.kernel.json``; the bytes of
+  each argument before the call and what the device wrote: ``NAME.kernel.npz`` beside it. Both are data, never code."""
   args = _args(step.call)
+  path = path.with_suffix(".json")
   path.parent.mkdir(parents=True, exist_ok=True)
-  rec = {"format": "uopcheck-kernel-reproducer/1", "name": step.name, "ast": step.call.src[0], "var_vals": var_vals, "detail": detail,
-         "args": [(a.buffer.dtype, a.buffer.size) for a in args], "before": step.before, "device_after": step.after,
-         "device": str(args[0].buffer.device) if args else "CPU", "hcq2": hcq2_active()}
-  tmp = path.with_suffix(".tmp")
-  tmp.write_bytes(pickle.dumps(rec))
-  tmp.replace(path)
+  rec = {"format": REPRO_FORMAT, "name": step.name, "ast": uop_json.encode(step.call.src[0]), "var_vals": {k: int(v) for k, v in var_vals.items()},
+         "detail": detail, "args": [[uop_json.dtype_name(a.buffer.dtype), int(a.buffer.size)] for a in args],
+         "device": str(args[0].buffer.device) if args else "CPU", "hcq2": bool(hcq2_active())}
+  arrays = {}
+  for i, (b, a) in enumerate(zip(step.before, step.after)):
+    if b is not None: arrays[f"before_{i}"] = np.frombuffer(b, np.uint8)
+    if a is not None: arrays[f"after_{i}"] = np.frombuffer(a, np.uint8)
+  with open(npz := path.with_suffix(".npz.tmp"), "wb") as f: np.savez(f, **arrays)
+  npz.replace(path.with_suffix(".npz"))
+  atomic_write_json(path, rec)
   return path
 
 def load_reproducer(path:str|pathlib.Path) -> dict:
+  """A reproducer, parsed: JSON (checked field by field, the AST through ``spec.uop_json``) and its .npz (no pickles)."""
   p = pathlib.Path(path)
-  try: rec = pickle.loads(p.read_bytes())
-  except FileNotFoundError: raise SpecError(f"{p}: no such reproducer file") from None
-  except Exception as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer (unpickling failed: {type(e).__name__}: {e})") from None
-  if not isinstance(rec, dict) or rec.get("format") != "uopcheck-kernel-reproducer/1":
-    raise SpecError(f"{p}: not a uopcheck kernel reproducer (format field is {rec.get('format') if isinstance(rec, dict) else type(rec).__name__!r})")
-  return rec
+  if not p.exists(): raise SpecError(f"{p}: no such reproducer file")
+  try:
+    rec = json.loads(p.read_text())
+    if not isinstance(rec, dict) or rec.get("format") != REPRO_FORMAT:
+      raise ValueError(f"format field is {rec.get('format') if isinstance(rec, dict) else type(rec).__name__!r}, expected {REPRO_FORMAT!r}")
+    n = len(rec["args"])
+    args = [(uop_json.parse_dtype(dt, "arg dtype: "), int(size)) for dt, size in rec["args"]]
+    if not all(0 <= size <= 1 << 34 for _, size in args): raise ValueError("an argument size is out of range")
+    if not isinstance(rec["var_vals"], dict) or not all(isinstance(k, str) and type(v) is int for k, v in rec["var_vals"].items()):
+      raise ValueError("var_vals must map names to ints")
+    ast = uop_json.decode_one(rec["ast"], "ast")
+    with np.load(p.with_suffix(".npz"), allow_pickle=False) as z:
+      before = [z[f"before_{i}"].tobytes() if f"before_{i}" in z.files else None for i in range(n)]
+      after = [z[f"after_{i}"].tobytes() if f"after_{i}" in z.files else None for i in range(n)]
+  except SpecError as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer: {e}") from None
+  except Exception as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer ({type(e).__name__}: {str(e)[:160]})") from None
+  return {**rec, "ast": ast, "args": args, "before": before, "device_after": after}
 
 def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool, str]:
   """Re-run a saved kernel on the device from its saved inputs; check it against the CPU and the reference again."""
@@ -261,7 +283,7 @@ class CPUGate:
       if tol is not None and not row.tolerance: row.tolerance = _tol_str(tol)
       if not (cpu_ok and ref_ok) and row.ok:
         row.cpu_ok, row.ref_ok, row.detail = cpu_ok, ref_ok, detail
-        row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.pkl",
+        row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.json",
                                              step, log.var_vals, detail))
     t0 = res.timed("per-kernel CPU + ref checks", t0)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
