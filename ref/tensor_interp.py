@@ -221,8 +221,14 @@ class TensorInterpreter:
       idx = tuple(slice(None) if i in keep else 0 for i in range(len(shape)))
       return np.ascontiguousarray(v[idx], dtype=np.float64), "".join(letters[i] for i in keep)
     (xa, xs), (ya, ys) = operand(x.value), operand(y.value)
-    out = "".join(letters[perm[i]] for i in range(u.arg[1], len(shape)))
-    with np.errstate(all="ignore"): r = np.einsum(f"{xs},{ys}->{out}", xa, ya, optimize=True)
+    present = set(xs) | set(ys)
+    out_axes = [perm[i] for i in range(u.arg[1], len(shape))]       # MUL axes, in the REDUCE's output order
+    with np.errstate(all="ignore"):
+      r = np.einsum(f"{xs},{ys}->{''.join(letters[a] for a in out_axes if letters[a] in present)}", xa, ya, optimize=True)
+      for i in range(u.arg[1]):  # a reduced axis neither factor varies along (both broadcast): the sum is n copies
+        if letters[perm[i]] not in present: r = r * shape[perm[i]]
+    # an output axis neither factor varies along is a broadcast of the result
+    r = np.broadcast_to(np.reshape(r, [shape[a] if letters[a] in present else 1 for a in out_axes]), [shape[a] for a in out_axes])
     z = np.zeros(np.shape(r), bool)
     return Lanes(round_to(np.asarray(r), u.dtype), z, z.copy())
 
