@@ -14,6 +14,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes, Invalid, AddrSpace
 from uopcheck.spec.errors import SpecError
+from uopcheck.spec.structural import verify
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array
@@ -65,15 +66,19 @@ def _share_axes(order:list[UOp], ranges:list[UOp]) -> tuple[dict[UOp, int], dict
 
 class KernelInterpreter:
   """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states."""
-  def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None, contract:bool=True):
+  def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None, contract:bool=True,
+               check_spec:bool=True):
     if ast.op is not Ops.SINK: raise SpecError.at(ast, "a kernel AST must be a SINK")
     self.ast, self.name, self.var_vals = ast, name, var_vals or {}
     self.order = list(ast.toposort())
-    self.ranges = sorted([u for u in self.order if u.op is Ops.RANGE], key=lambda r: r.arg)
-    self.axis, self.open_in = _share_axes(self.order, self.ranges)
-    self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
-    self.ndim = max(self.axis.values(), default=-1) + 1
-    self.fused, self.deferred = _plan_contractions(self.order) if contract else (set(), set())
+    if check_spec: verify(self.order, "kernel")  # tinygrad's own structural spec first (validation only)
+    try:
+      self.ranges = sorted([u for u in self.order if u.op is Ops.RANGE], key=lambda r: r.arg)
+      self.axis, self.open_in = _share_axes(self.order, self.ranges)
+      self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
+      self.ndim = max(self.axis.values(), default=-1) + 1
+      self.fused, self.deferred = _plan_contractions(self.order) if contract else (set(), set())
+    except Exception as e: raise SpecError(f"kernel {name}: malformed kernel AST: {type(e).__name__}: {e}") from None
 
   def params(self) -> dict[int, UOp]:
     return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}

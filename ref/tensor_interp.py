@@ -21,7 +21,11 @@ from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
 from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array
+from uopcheck.spec.structural import verify
 from uopcheck.ref import movement
+
+# the most elements one value may hold (checked on every node's shape before anything is allocated)
+MAX_ELEMENTS = 1 << 27
 
 @dataclass
 class Write:
@@ -65,9 +69,14 @@ class TensorInterpreter:
     self.deferred: set[UOp] = set()         # their inner MUL/PERMUTE nodes, evaluated only on demand
 
   # ** public **
-  def run(self, root:UOp) -> Lanes|tuple:
+  def run(self, root:UOp, check_spec:bool=True) -> Lanes|tuple:
+    """Evaluate ``root``. Input is checked first: tinygrad's own structural spec for the tensor stage (``spec.structural``;
+    validation only -- evaluation itself calls no tinygrad rewrite), then every node's size against ``MAX_ELEMENTS``."""
     order = list(root.toposort(enter_calls=False))
-    self.fused_reduces, self.deferred = _plan_contractions(order)
+    if check_spec: verify(order, "tensor")
+    check_sizes(order)
+    try: self.fused_reduces, self.deferred = _plan_contractions(order)
+    except Exception as e: raise SpecError(f"malformed graph: {type(e).__name__}: {e}") from None
     for u in order:
       if u in self.vals or u in self.deferred: continue
       self.vals[u] = self._eval_checked(u)
@@ -237,6 +246,18 @@ class TensorInterpreter:
     if u in self.fused_reduces and (fused := self._contract(u)) is not None: return fused
     return reduce_lanes(self._lanes(u.src[0]), tuple(range(n)), rop, u.dtype)
 
+def check_sizes(order:list[UOp], limit:int|None=None) -> None:
+  """Refuse, before allocating anything, a graph with a node holding more than ``limit`` elements."""
+  limit = MAX_ELEMENTS if limit is None else limit
+  for u in order:
+    try: shape = u._shape
+    except Exception as e: raise SpecError.at(u, "its shape cannot be computed", f"{type(e).__name__}: {e}") from None
+    if shape is None: continue
+    n = 1
+    for s in shape:
+      if isinstance(s, int): n *= max(s, 0)
+    if n > limit: raise SpecError.at(u, f"{n} elements exceed the reference's size limit of {limit} (ref.tensor_interp.MAX_ELEMENTS)")
+
 def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
   """Find float REDUCE(ADD) <- PERMUTE* <- MUL chains whose inner nodes have no other consumer: those inner nodes
   are evaluated only if something else asks for them (see TensorInterpreter._contract)."""
@@ -260,11 +281,12 @@ def _root(x) -> UOp:
   if isinstance(x, (list, tuple)): return UOp.sink(*[_root(t) for t in x])
   raise SpecError(f"evaluate takes a Tensor, a UOp or a list of them, got {type(x).__name__}")
 
-def evaluate_lanes(x, inputs:dict[UOp, np.ndarray]|None=None) -> Lanes|tuple:
+def evaluate_lanes(x, inputs:dict[UOp, np.ndarray]|None=None, check_spec:bool=True) -> Lanes|tuple:
   """Evaluate with lane masks: Lanes for a single output, a tuple of them for a SINK."""
-  return TensorInterpreter(inputs).run(_root(x))
+  return TensorInterpreter(inputs).run(_root(x), check_spec)
 
-def evaluate(x, inputs:dict[UOp, np.ndarray]|None=None):
-  """Evaluate a Tensor, a UOp, or a SINK (or a list of Tensors) -> a numpy array, or a list for several outputs."""
-  r = evaluate_lanes(x, inputs)
+def evaluate(x, inputs:dict[UOp, np.ndarray]|None=None, check_spec:bool=True):
+  """Evaluate a Tensor, a UOp, or a SINK (or a list of Tensors) -> a numpy array, or a list for several outputs.
+  A malformed graph raises one SpecError (one line: op, dtype, shape, rule); never a raw exception, never a value."""
+  r = evaluate_lanes(x, inputs, check_spec)
   return [v.value for v in r] if isinstance(r, tuple) else r.value

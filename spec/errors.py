@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 
+MAX_MESSAGE = 400  # a message names the op and the rule; it never prints a whole graph
+
 class SpecError(Exception):
   """Raised for bad input: an unknown op, a malformed graph, or a spec violation.
 
@@ -12,7 +14,8 @@ class SpecError(Exception):
     parts = [f"{op}" if op is not None else None, f"dtype={dtype}" if dtype is not None else None,
              f"shape={shape}" if shape is not None else None]
     where = " ".join(p for p in parts if p)
-    super().__init__(f"{where + ': ' if where else ''}{rule}{' — ' + detail if detail else ''}")
+    msg = " ".join(f"{where + ': ' if where else ''}{rule}{' — ' + detail if detail else ''}".split())  # always one line
+    super().__init__(msg if len(msg) <= MAX_MESSAGE else msg[:MAX_MESSAGE - 3] + "...")
 
   @classmethod
   def at(cls, u:Any, rule:str, detail:str="") -> "SpecError":
