@@ -14,6 +14,13 @@ DEFAULT_FINDINGS = ".uopcheck/findings"
 SHIPPED_FINDINGS = pathlib.Path(__file__).resolve().parent / "findings"
 MAX_FINDING_BYTES = 4 << 20
 
+# exit codes every command shares, so a CI job can gate on them
+EXIT_CLEAN, EXIT_NEW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+def exit_code(new:int=0, internal:int=0) -> int:
+  """3 when uopcheck itself failed (its verdicts can't be trusted), else 1 for new findings, else 0."""
+  return EXIT_INTERNAL if internal else EXIT_NEW if new else EXIT_CLEAN
+
 def atomic_write_json(path:pathlib.Path, obj:dict) -> pathlib.Path:
   path.parent.mkdir(parents=True, exist_ok=True)
   fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

@@ -8,7 +8,7 @@ casts (float->int clipped into range first: the spec leaves out-of-range casts u
 matmul/cumsum compositions, and several outputs sharing a subgraph so the scheduler must decide what to realize.
 Integer division always gets a divisor of the form |d|%7+1, so no lane divides by zero."""
 from __future__ import annotations
-import hashlib, json, os, pathlib, signal, sys, tempfile, time
+import json, os, pathlib, signal, sys, time
 from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
@@ -16,7 +16,8 @@ from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, campaign_rounds
+from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, campaign_rounds, digest, open_example_db, exit_code,
+                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 DTYPES = {"float32": dtypes.float32, "float16": dtypes.float16, "int32": dtypes.int32, "int8": dtypes.int8, "bool": dtypes.bool}
 NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int8": np.int8, "bool": np.bool_}
@@ -24,9 +25,16 @@ FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 100.0, 1e-3, np.inf, -np.i
 
 # ** building a program from its description **
 
+MAX_ELEMENTS = 1 << 22   # the most elements any value of a program may hold (checked before anything is allocated)
+
+def _numel(shape) -> int: return int(np.prod([int(s) for s in shape], dtype=object)) if len(shape) else 1
+
 def make_input(spec:dict) -> Tensor:
   rng = np.random.default_rng(spec["seed"])
   shape, dt = tuple(spec["shape"]), spec["dtype"]
+  if dt not in DTYPES: raise SpecError(f"unknown input dtype {dt!r}; one of {sorted(DTYPES)}")
+  if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in shape) or _numel(shape) > MAX_ELEMENTS:
+    raise SpecError(f"input shape {list(shape)[:8]} is not a list of positive ints with at most {MAX_ELEMENTS} elements")
   if dt == "bool": arr = rng.integers(0, 2, shape).astype(np.bool_)
   elif dt.startswith("int"):
     info = np.iinfo(NP[dt])
@@ -72,13 +80,42 @@ def _apply(step:list, vals:list[Tensor]) -> Tensor:
   if kind == "contiguous": return vals[args[0]].contiguous()
   raise SpecError(f"unknown program step {kind!r}")
 
+def validate_program(desc:dict) -> None:
+  """Check a program description's structure without building anything: known step kinds, value ids that exist, inputs
+  of known dtypes and bounded sizes. Raises SpecError (one line) naming what is wrong."""
+  try:
+    if not isinstance(desc, dict) or not {"inputs", "steps", "outputs"} <= set(desc): raise ValueError("needs inputs, steps and outputs")
+    ins, steps, outs = desc["inputs"], desc["steps"], desc["outputs"]
+    if not (isinstance(ins, list) and isinstance(steps, list) and isinstance(outs, list)) or not ins or not outs: raise ValueError("inputs/steps/outputs must be non-empty lists")
+    if len(steps) > 500: raise ValueError(f"{len(steps)} steps, more than 500")
+    for i in ins:
+      if not isinstance(i, dict) or not isinstance(i.get("shape"), list) or not isinstance(i.get("seed"), int) or i.get("dtype") not in DTYPES:
+        raise ValueError(f"bad input {str(i)[:80]}")
+      if not all(type(x) is int and x >= 1 for x in i["shape"]) or len(i["shape"]) > 6 or _numel(i["shape"]) > MAX_ELEMENTS:
+        raise ValueError(f"input shape {i['shape'][:8]} is not at most 6 positive ints with at most {MAX_ELEMENTS} elements")
+    n = len(ins)
+    for k, st_ in enumerate(steps):
+      if not isinstance(st_, list) or not st_ or st_[0] not in _ID_FIELDS: raise ValueError(f"step {k}: unknown kind {str(st_)[:40]}")
+      if st_[0] in _FNS and (len(st_) < 2 or st_[1] not in _FNS[st_[0]]): raise ValueError(f"step {k}: unknown {st_[0]} function {str(st_[1:2])[:30]}")
+      if st_[0] in ("cast", "bitcast") and (len(st_) < 3 or st_[2] not in DTYPES): raise ValueError(f"step {k}: unknown dtype")
+      for f in _ID_FIELDS[st_[0]]:
+        if f >= len(st_) or type(st_[f]) is not int or not 0 <= st_[f] < n: raise ValueError(f"step {k} ({st_[0]}): value id out of range")
+      n += 1
+    if not all(type(o) is int and 0 <= o < n for o in outs): raise ValueError("an output id is out of range")
+  except ValueError as e: raise SpecError(f"malformed program description: {e}") from None
+
 def build_program(desc:dict) -> list[Tensor]:
-  """The Tensors a program description makes (fresh every call)."""
+  """The Tensors a program description makes (fresh every call); a malformed description is one SpecError."""
+  validate_program(desc)
   try:
     vals = [make_input(i) for i in desc["inputs"]]
-    for step in desc["steps"]: vals.append(_apply(step, vals))
+    for k, step in enumerate(desc["steps"]):
+      vals.append(_apply(step, vals))
+      if _numel(vals[-1].shape) > MAX_ELEMENTS: raise SpecError(f"step {k} ({step[0]}) makes {vals[-1].shape}: over {MAX_ELEMENTS} elements")
     return [vals[o] for o in desc["outputs"]]
-  except (KeyError, IndexError, TypeError) as e: raise SpecError(f"malformed program description: {type(e).__name__}: {e}") from None
+  except SpecError as e: raise SpecError(f"malformed program description: {e}") from None
+  except (KeyError, IndexError, TypeError, ValueError) as e:  # arguments validate_program does not model (axes, pads, shapes)
+    raise SpecError(f"malformed program description: {type(e).__name__}: {e}") from None
 
 # ** the strategy **
 
@@ -166,6 +203,8 @@ def programs(draw, max_steps:int=6, max_elems:int=4096):
   if len(steps) > 2 and draw(st.booleans()): outs.append(len(inputs) + draw(st.integers(0, len(steps) - 2)))  # a shared intermediate
   return {"inputs": inputs, "steps": steps, "outputs": outs}
 
+_FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid", "not"},
+        "binary": {"add", "sub", "mul", "max", "min", "lt", "eq", "ne", "xor", "and", "idiv", "mod"}, "reduce": {"sum", "max", "min"}}
 _ID_FIELDS = {"unary": [2], "binary": [2, 3], "where": [1, 2, 3], "reduce": [2], "permute": [1], "reshape": [1], "pad": [1], "shrink": [1],
               "flip": [1], "expand": [1], "cast": [1], "bitcast": [1], "matmul": [1, 2], "cumsum": [1], "contiguous": [1]}
 def _shift_ids(step:list, at:int) -> None:
@@ -177,45 +216,65 @@ def _shift_ids(step:list, at:int) -> None:
 @dataclass
 class GraphVerdict:
   ok: bool
-  signature: str = ""
+  kind: str = ""           # mismatch | spec-error | crash (tinygrad's) | uopcheck-internal (ours: never a tinygrad finding)
   summary: str = ""
-  blame: str = ""
+  output: int|None = None  # the first output that disagrees
 
-def check_program(desc:dict, scheduler=None, per_kernel:bool=True) -> GraphVerdict:
+def check_program(desc:dict, scheduler=None) -> GraphVerdict:
+  """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
+  uopcheck's own reference on it is ``uopcheck-internal``, kept apart from tinygrad's findings."""
   from uopcheck import harness
   r = harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler)
   if r.ok: return GraphVerdict(True)
-  blame, kernel_ops = "", ""
-  if per_kernel and not r.error.startswith("Ops."):
-    try:
-      from uopcheck.fast.kernel_check import check_per_kernel
-      pk = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=scheduler)
-      blame = pk.blame or ""
-      bad = next((k for k in pk.kernels if not k.ok), None)
-      kernel_ops = (bad.name.split("_")[0] if bad else "")
-    except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
+  if r.failed_in in ("reference", "build"): return GraphVerdict(False, "uopcheck-internal", f"{r.failed_in}: {r.error}"[:300])
   kind = "spec-error" if r.error.startswith("Ops.") else "mismatch"
-  out_dts = sorted({str(c.dtype) for c in r.comparisons if not c.ok})
-  sig_src = f"{kind}|{blame}|{kernel_ops}|{','.join(out_dts)}|{r.error.split(':')[0] if kind == 'spec-error' else ''}"
-  return GraphVerdict(False, hashlib.sha256(sig_src.encode()).hexdigest()[:12], r.error or r.line(), blame)
+  bad = next((i for i, c in enumerate(r.comparisons) if not c.ok), None)
+  return GraphVerdict(False, kind, r.error or r.line(), bad)
 
-def write_finding(desc:dict, v:GraphVerdict, directory:str|os.PathLike, seed=None) -> pathlib.Path|None:
-  """Atomically write a reproducer (temp file + rename); one file per signature, the smaller program wins."""
-  p = pathlib.Path(directory); p.mkdir(parents=True, exist_ok=True)
-  out = p / f"graph-{v.signature}.json"
-  size = len(desc["steps"])
+def normalized(desc:dict) -> str:
+  """A program with the run taken out: step kinds and functions, dtype classes (float/int/bool) -- no shapes, seeds, axes."""
+  cls = lambda d: "float" if d.startswith("float") else "bool" if d == "bool" else "int"
+  ins = ",".join(sorted({cls(i["dtype"]) for i in desc["inputs"]}))
+  steps = [f"{st_[0]}:{st_[1]}" if st_[0] in _FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0] for st_ in desc["steps"]]
+  return f"{ins}|{';'.join(steps)}"
+
+def first_op(desc:dict, v:GraphVerdict) -> str:
+  """The step that makes the first disagreeing output (or the last step)."""
+  n_in = len(desc["inputs"])
+  out = desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
+  if out < n_in: return "input"
+  st_ = desc["steps"][out - n_in]
+  return f"{st_[0]}:{st_[1]}" if st_[0] in _FNS else st_[0]
+
+def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None) -> dict:
+  """A shrunk failure as a finding: blame from the per-kernel check *on the shrunk case*, and a signature of the bug
+  (kind, blame, the disagreeing op, the normalized program), not of the run."""
+  blame = v.kind
+  if v.kind in ("mismatch", "spec-error"):
+    from uopcheck.fast.kernel_check import check_per_kernel
+    try: blame = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=scheduler).blame or "flaky (passes on re-check)"
+    except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
+  sig = digest(f"graph|{v.kind}|{blame}|{first_op(desc, v)}|{normalized(desc)}")
+  return {"kind": "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal", "failure": v.kind, "signature": sig,
+          "summary": v.summary, "blame": blame, "first_op": first_op(desc, v), "normalized": normalized(desc), "seed": seed, "program": desc}
+
+def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
+  """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own
+  failures go to ``internal-*.json``, apart from tinygrad's ``graph-*.json``."""
+  out = pathlib.Path(directory) / f"{'internal' if d['kind'] == 'uopcheck-internal' else 'graph'}-{d['signature']}.json"
   if out.exists():
     try:
-      if len(json.loads(out.read_text())["program"]["steps"]) <= size: return None
-    except (OSError, ValueError, KeyError): pass
-  d = {"kind": "graph", "signature": v.signature, "summary": v.summary, "blame": v.blame, "seed": seed, "program": desc}
+      if len(json.loads(out.read_text())["program"]["steps"]) <= len(d["program"]["steps"]): return None
+    except (OSError, ValueError, KeyError, TypeError): pass
   return atomic_write_json(out, d)
 
 def _validate(d:dict) -> None:
-  if not {"inputs", "steps", "outputs"} <= set(d["program"]): raise ValueError("program lacks inputs/steps/outputs")
+  validate_program(d["program"])
+  if not isinstance(d.get("signature"), str): raise ValueError("missing signature")
 
-def load_graph_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, dict]]:
-  return load_dir(directory, "graph-*.json", _validate)
+def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
+  """(every good graph finding, one line per corrupt file skipped)."""
+  return load_dir(directory, pattern, _validate)
 
 # ** the campaign **
 
@@ -223,7 +282,9 @@ def load_graph_findings(directory:str|os.PathLike) -> list[tuple[pathlib.Path, d
 class GraphStats:
   cases: int = 0
   failures: int = 0
-  signatures: set = field(default_factory=set)
+  new: list = field(default_factory=list)        # signatures of new tinygrad findings
+  known: list = field(default_factory=list)      # files of the shipped corpus matched
+  internal: list = field(default_factory=list)   # signatures of uopcheck-internal failures
   seconds: float = 0.0
 
 _self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
@@ -238,15 +299,23 @@ SHRINK_BUDGET = 150  # property calls spent shrinking one failure
 class FoundBug(Exception):
   """Raised inside the hypothesis property for a failing case (never confused with an AssertionError inside tinygrad)."""
 
-def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters, scheduler=None, max_examples:int|None=None) -> GraphStats:
-  """One campaign process: hypothesis over ``programs()`` until the time budget; every failure is written at once."""
-  from hypothesis.database import DirectoryBasedExampleDatabase
+def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
+  return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
+
+def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters, scheduler=None, max_examples:int|None=None,
+           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS) -> GraphStats:
+  """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
+  file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
+  signed and saved -- or counted as known when the shipped corpus has its signature."""
   from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
+  db = open_example_db(db_dir)
+  known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
   start = time.perf_counter(); deadline = start + minutes * 60
   shrink: list = [None]
+  minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
+  pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
   class Stop(Exception): pass
-  db = DirectoryBasedExampleDatabase(db_dir) if db_dir else None
   def check_one(desc):
     # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
     # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
@@ -254,31 +323,43 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
       shrink[0] += 1
       if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
     elif time.perf_counter() > deadline: raise Stop()
-    try: v = check_program(desc, scheduler=scheduler, per_kernel=False)
+    try: v = check_program(desc, scheduler=scheduler)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
-      msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
-      v = GraphVerdict(False, hashlib.sha256(f"crash|{type(e).__name__}|{msg[:80]}".encode()).hexdigest()[:12], f"crash: {msg}", "crash")
+      v = GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
     stats.cases += 1
     if counters is not None:
       with counters.get_lock(): counters[0] += 1
-    if not v.ok:
-      if shrink[0] is None: shrink[0] = 0
-      stats.failures += 1
-      new = v.signature not in stats.signatures
-      stats.signatures.add(v.signature)
-      write_finding(desc, v, findings_dir, seed)
-      if counters is not None:
-        with counters.get_lock():
-          counters[1] += 1
-          if new: counters[2] += 1
-      raise FoundBug(v.summary)
+    if v.ok: return
+    if minimal[0] is not None and v.kind != minimal[0][2].kind: return  # shrink towards the failure we started with
+    if shrink[0] is None: shrink[0] = 0
+    if minimal[0] is None or len(desc["steps"]) < minimal[0][0]:
+      minimal[0] = (len(desc["steps"]), desc, v)
+      atomic_write_json(pending, {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc})
+    raise FoundBug(v.summary)
+  def finish_round():
+    if minimal[0] is None: return
+    _, desc, v = minimal[0]
+    minimal[0] = None
+    d = finalize(desc, v, scheduler, seed)
+    stats.failures += 1
+    if d["kind"] == "uopcheck-internal": bucket = stats.internal
+    elif d["signature"] in known: bucket, d = stats.known, {**d, "known_as": known[d["signature"]]}
+    else: bucket = stats.new
+    if bucket is not stats.known: write_finding(d, findings_dir)
+    key = d.get("known_as", d["signature"])
+    if key not in bucket:
+      bucket.append(key)
+      if counters is not None and bucket is stats.new:
+        with counters.get_lock(): counters[1] += 1
+    pending.unlink(missing_ok=True)
   rounds = campaign_rounds(check_one, programs(), db, max_examples, None if seed is None else (lambda r: seed * 1000 + wid * 100 + r))
   while time.perf_counter() < deadline:
     run = next(rounds)
     shrink[0] = None
     try: run()
     except Stop: break
-    except (FoundBug, Flaky, FlakyFailure): pass  # written above, and shrunk by hypothesis; keep fuzzing with the next seed
+    except (FoundBug, Flaky, FlakyFailure): pass  # kept above, and shrunk by hypothesis; keep fuzzing with the next seed
+    finally: finish_round()
     if max_examples: break
   stats.seconds = time.perf_counter() - start
   return stats
@@ -295,62 +376,68 @@ def _worker_entry(args):
   if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
     from uopcheck import rulecov
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
-  return s.cases, s.failures, sorted(s.signatures)
+  return s.cases, s.failures, s.new, s.known, s.internal
 
-def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str="fuzz/findings", db_dir:str=".hypothesis/uopcheck-graph",
+def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, report_dir:str="reports") -> dict:
   import multiprocessing as mp
+  open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
   ctx = mp.get_context("spawn")
-  counters = ctx.Array("l", 3)  # cases, failures, new signatures
+  counters = ctx.Array("l", 3)  # cases, new findings, (unused)
   start = time.perf_counter()
-  interrupted = False
+  interrupted, worker_error = False, ""
+  results: list = []
   pool = ctx.Pool(workers, initializer=_init_worker, initargs=(counters,))
   res = pool.map_async(_worker_entry, [(w, minutes, seed, findings_dir, db_dir, self_test_bug) for w in range(workers)])
   try:
     while not res.ready():
       res.wait(2)
       el = time.perf_counter() - start
-      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  failures {counters[1]}  "
-            f"distinct signatures {len(list(pathlib.Path(findings_dir).glob('graph-*.json'))) if pathlib.Path(findings_dir).exists() else 0}",
-            end="", flush=True)
+      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {counters[1]}", end="", flush=True)
   except KeyboardInterrupt:
     interrupted = True
     pool.terminate()
   else:
     pool.close()
-    try: res.get()
-    except Exception as e: print(f"\nuopcheck: a campaign worker failed: {type(e).__name__}: {e}", file=sys.stderr)
+    try: results = res.get()
+    except Exception as e:
+      worker_error = f"a campaign worker failed: {type(e).__name__}: {e}".splitlines()[0]
+      print(f"\nuopcheck: {worker_error}", file=sys.stderr)
   pool.join()
   el = time.perf_counter() - start
-  found = load_graph_findings(findings_dir) if pathlib.Path(findings_dir).exists() else []
-  if not interrupted: annotate_blame(found, _broken_scheduler if self_test_bug else None)
+  found, problems = load_graph_findings(findings_dir)
+  internal, _ = load_graph_findings(findings_dir, "internal-*.json")
+  new = {sig for r in results for sig in r[2]}
   summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
-             "cases_per_min": round(counters[0] / el * 60, 1), "failures": counters[1], "interrupted": interrupted,
-             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "summary": d.get("summary", "")[:200]} for p, d in found]}
+             "cases_per_min": round(counters[0] / el * 60, 1), "failures": sum(r[1] for r in results), "interrupted": interrupted,
+             "worker_error": worker_error, "new": sorted(new), "known": sorted({k for r in results for k in r[3]}),
+             "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal],
+             "skipped_files": problems,
+             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in new,
+                           "summary": d.get("summary", "")[:200]} for p, d in found]}
   print()
   write_report(summary, report_dir)
   return summary
 
-def annotate_blame(found:list[tuple[pathlib.Path, dict]], scheduler=None) -> None:
-  """After a campaign: give each finding without one the stage the per-kernel check blames (rewritten atomically)."""
-  from uopcheck.fast.kernel_check import check_per_kernel
-  for path, d in found:
-    if d.get("blame"): continue
-    try: d["blame"] = check_per_kernel(lambda: build_program(d["program"]), path.stem, scheduler=scheduler).blame or "none (passes now)"
-    except Exception as e: d["blame"] = f"per-kernel check failed: {type(e).__name__}"
-    atomic_write_json(path, d)
-
 def write_report(summary:dict, report_dir:str) -> None:
   p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
-  (p / "graph_campaign.json").write_text(json.dumps(summary, indent=1))
+  atomic_write_json(p / "graph_campaign.json", summary)
   lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
            f"- cases: {summary['cases']} ({summary['cases_per_min']}/min), failures: {summary['failures']}"
-           + (" (interrupted)" if summary["interrupted"] else ""), f"- distinct findings: {len(summary['findings'])}", "",
-           "| file | blame | summary |", "|---|---|---|"]
-  lines += [f"| {f['file']} | {f['blame'] or '-'} | {f['summary'].replace('|', '/')[:120]} |" for f in summary["findings"]]
+           + (" (interrupted)" if summary["interrupted"] else ""),
+           f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
+           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}", "",
+           "| file | new | blame | summary |", "|---|---|---|---|"]
+  lines += [f"| {f['file']} | {'NEW' if f['new'] else 'seen before'} | {f['blame'] or '-'} | {f['summary'].replace('|', '/')[:120]} |"
+            for f in summary["findings"]]
+  if summary["uopcheck_internal"]:
+    lines += ["", "## uopcheck-internal", ""] + [f"- {f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
+  if summary["skipped_files"]: lines += ["", "## skipped (corrupt) files", ""] + [f"- {x}" for x in summary["skipped_files"]]
   (p / "graph_campaign.md").write_text("\n".join(lines) + "\n")
   print("\n".join(lines))
+  for x in summary["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
 
 def main(args) -> int:
   s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False))
-  return 130 if s["interrupted"] else 0
+  if s["interrupted"]: return 130
+  return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]) + bool(s["worker_error"]))

@@ -138,7 +138,8 @@ def train(args) -> int:
       print(f"uopcheck train: refusing to start the run: the CPU gate failed ({gate.blame}); "
             f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
       logger.finish({"started": False})
-      return 3
+      # 1: the gate found a bug in tinygrad; 3: uopcheck's own reference could not check a kernel (a uopcheck-internal error)
+      return 3 if any(r.detail.startswith("reference:") for r in gate.rows if not r.ok) else 1
     if args.gate_only:
       logger.finish({"started": False, "gate_only": True})
       return 0

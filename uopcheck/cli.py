@@ -5,12 +5,16 @@
   uopcheck spec [--op NAME]                                                    the op table
   uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
+  uopcheck findings promote FILE ...                                           move reviewed findings into the shipped corpus
   uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
   uopcheck train --config tiny --steps 50 --validate                           Llama run behind the CPU gate (--replay FILE)
+
+Exit codes, for every command: 0 nothing new, 1 new findings, 2 usage or input error, 3 uopcheck-internal error.
 """
 from __future__ import annotations
 import argparse, json, os, pathlib, subprocess, sys
+from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
 
 def _cmd_check(args) -> int:
   from uopcheck import catalog, harness
@@ -20,7 +24,7 @@ def _cmd_check(args) -> int:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
   if args.per_kernel: return _per_kernel(args, names)
-  rows, failed = [], 0
+  rows, failed, internal = [], 0, 0
   print(f"{'graph':24s} {'result':6s} {'kernels':>7s} {'ref ms':>9s} {'fast ms':>9s} {'max abs err':>12s}  notes")
   for n in names:
     r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
@@ -29,23 +33,25 @@ def _cmd_check(args) -> int:
     print(f"{n:24s} {'PASS' if r.ok else 'FAIL':6s} {r.kernels:7d} {r.ref_s*1e3:9.2f} {r.fast_s*1e3:9.1f} {err:12.3g}  {note}")
     if not r.ok:
       failed += 1
+      internal += r.failed_in in ("reference", "build")  # uopcheck's own reference (or graph) failed: not a tinygrad finding
       if r.reproducer: print(r.reproducer)
     rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
   print(f"\n{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
         f"scheduler={args.scheduler or 'tinygrad rangeify'})")
   if args.json: pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
-  return 1 if failed else 0
+  return exit_code(new=failed - internal, internal=internal)
 
 def _per_kernel(args, names) -> int:
   from uopcheck import catalog
   from uopcheck.fast.kernel_check import check_per_kernel
-  failed = 0
+  failed = internal = 0
   for n in names:
     r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
     print(f"== {n} ({'HCQ2' if r.hcq2 else 'plain'} path, scheduler={args.scheduler or 'tinygrad rangeify'})")
     print(r.table()); print()
     failed += not r.ok
-  return 1 if failed else 0
+    internal += r.blame == "reference"
+  return exit_code(new=failed - internal, internal=internal)
 
 def _cmd_spec(args) -> int:
   from uopcheck.spec import OP_TABLE
@@ -71,10 +77,12 @@ def _cmd_fuzz(args) -> int:
   if args.fuzz_cmd == "symbolic":
     from uopcheck.fuzz.symbolic import run_campaign
     st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading))
-    for f in st.findings: print(f"  finding: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at {f.get('assignment')}: "
-                                f"before={f.get('before')} after={f.get('after')}")
-    print(f"findings directory: {args.findings}")
-    return 0
+    for f in st.findings: print(f"  NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at "
+                                f"{f.get('assignment')}: before={f.get('before')} after={f.get('after')}")
+    for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
+    for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
+    print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
+    return exit_code(new=len(st.findings), internal=len(st.internal))
   from uopcheck.fuzz import graph as graph_fuzz
   return graph_fuzz.main(args)
 
@@ -85,6 +93,31 @@ def _cmd_rules(args) -> int:
                          progress=lambda t: print(f"\r{t.matcher} {t.rule:40s}", end="", flush=True, file=sys.stderr))
   print("\r", end="", file=sys.stderr)
   print(format_table(tallies))
+  return exit_code(new=sum(1 for t in tallies if t.refuted))
+
+def _cmd_findings(args) -> int:
+  """Promote reviewed findings into the shipped corpus (the suite replays it): each is re-read as data and re-confirmed."""
+  import shutil
+  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS, read_finding
+  from uopcheck.spec import SpecError
+  dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
+  for f in map(pathlib.Path, args.files):
+    if f.name.startswith("symbolic-"):
+      from uopcheck.fuzz.symbolic import _validate, load_expr, check_expr, confirm
+      from uopcheck.spec.ints import OverflowReading
+      d = read_finding(f, _validate)
+      rd = OverflowReading(d["reading"])
+      v, s = check_expr(load_expr(d), rd)
+      if v.kind != "refuted" or (why := confirm(load_expr(d), s, v, rd)) is not None:
+        raise SpecError(f"{f}: does not reproduce as a confirmed finding on this tinygrad ({v.kind}{': ' + why if v.kind == 'refuted' else ''})")
+    elif f.name.startswith("graph-"):
+      from uopcheck.fuzz.graph import _validate, check_program
+      d = read_finding(f, _validate)
+      if check_program(d["program"]).ok: raise SpecError(f"{f}: passes on this tinygrad; nothing to promote")
+    else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(f, dest / f.name)
+    print(f"promoted {f.name} -> {dest}")
   return 0
 
 def _cmd_coverage(args) -> int:
@@ -134,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--minutes", type=float, default=5.0)
   f.add_argument("--seed", type=int, default=None)
   f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes")
-  f.add_argument("--findings", default="fuzz/findings", help="directory for reproducers")
+  f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
+                 "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
@@ -146,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--seed", type=int, default=0)
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
   r.set_defaults(fn=_cmd_rules)
+  fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
+  fd.add_argument("findings_cmd", choices=["promote"])
+  fd.add_argument("files", nargs="+", help="finding files (symbolic-*.json, graph-*.json)")
+  fd.add_argument("--to", default=None, help="corpus directory (default: the shipped fuzz/findings/)")
+  fd.set_defaults(fn=_cmd_findings)
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
   cv.add_argument("--dir", default="reports/rulecov")
   cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
@@ -164,15 +203,22 @@ def build_parser() -> argparse.ArgumentParser:
   return p
 
 def main(argv:list[str]|None=None) -> int:
-  args = build_parser().parse_args(argv)
+  """Exit codes, the same for every command: 0 nothing new; 1 new findings (or refuted rules, or a failing gate);
+  2 usage or input error; 3 a uopcheck-internal error (its own reference failed, or an unexpected exception)."""
+  try: args = build_parser().parse_args(argv)
+  except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
   try: return args.fn(args)
+  except KeyboardInterrupt: return 130
   except Exception as e:
     from uopcheck.spec import SpecError
     from uopcheck.training.data import DatasetError
     from uopcheck.training.checkpoint import CheckpointError
     if isinstance(e, (SpecError, DatasetError, CheckpointError)):
       print(f"uopcheck: {e}", file=sys.stderr)
-      return 2
-    raise
+      return EXIT_USAGE
+    import traceback
+    traceback.print_exc()
+    print(f"uopcheck: internal error (a bug in uopcheck, not a tinygrad finding): {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+    return EXIT_INTERNAL
 
 if __name__ == "__main__": sys.exit(main())

@@ -34,6 +34,7 @@ class CaseResult:
   error: str = ""
   ub_lanes: int = 0
   skipped_undefined: int = 0
+  failed_in: str = ""      # "reference" when uopcheck's own reference refused or failed (never a tinygrad finding), "fast" otherwise
 
   def line(self) -> str:
     status = "PASS" if self.ok else "FAIL"
@@ -77,10 +78,11 @@ def _depth(root:UOp) -> int:
 
 def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None) -> CaseResult:
   """Run one case: reference then fast path, compare every output."""
-  res = CaseResult(name, False)
+  res = CaseResult(name, False, failed_in="build")
   try:
     tensors = _tensors(build())
     root = UOp.sink(*[t.uop for t in tensors])
+    res.failed_in = "reference"
     interp = TensorInterpreter(load_inputs(root))  # input bytes are read up front; evaluation touches no device
     st = time.perf_counter()
     ref_out = interp.run(root)
@@ -89,6 +91,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
       if u.op in TRAPPING and isinstance(v, Lanes) and dtypes.is_int(u.dtype) and v.undefined.any():
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")
+    res.failed_in = "fast"
     f = fast.run(tensors, hcq2=hcq2, scheduler=scheduler)
     res.fast_s, res.kernels = f.wall_s, len(f.kernels)
     ok = True
@@ -101,6 +104,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
         ok = False
         res.reproducer = reproducer(name, root, interp, c, i)
     res.ok = ok
+    res.failed_in = "" if ok else "fast"
     if not ok: res.error = next(c.summary() for c in res.comparisons if not c.ok)
   except SpecError as e:
     res.error = str(e)
