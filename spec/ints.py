@@ -135,3 +135,18 @@ def shift(op:str, a:np.ndarray, b:np.ndarray, dt:DType) -> tuple[np.ndarray, np.
       res = wrap(np.right_shift(a, cnt.astype(a.dtype)), dt)
       ovf = np.zeros(np.shape(a), bool)
   return res, undef, ovf & ~undef
+
+# Where the spec deliberately differs from tinygrad's own ``python_alu`` (+ ``dtype.truncate``), each with its reason.
+# Everywhere else the numpy semantics, the z3 model (Int and BitVec, both readings), the exhaustive evaluator and
+# python_alu must agree (conformance/test_oracle_agreement.py checks it); the keys name the lanes the spec leaves out.
+PYTHON_ALU_DIFFERENCES: dict[str, str] = {
+  "division by zero": "python_alu's cdiv/cmod/floordiv/floormod return 0; the spec leaves it undefined, since the CPU backend "
+                      "renders C '/' and '%', which trap (SIGFPE) on x86",
+  "signed MIN / -1": "python_alu wraps the quotient; C leaves it undefined and x86 traps, so the spec does too",
+  "shift count outside [0, bits)": "python_alu shifts by any count; C leaves it undefined (the spec is conservative for int8/int16 "
+                                   "too, whose promoted C shift would be defined for counts below 32)",
+  "signed overflow under UNDEFINED": "python_alu (like numpy and DEV=PYTHON) wraps; under C's reading an int32/int64 overflow, a "
+                                     "uint16*uint16 product past INT_MAX and a left shift of a negative value are undefined",
+  "weakint outside int64": "python_alu computes unbounded ints; the numpy evaluator holds int64 and calls a result outside it "
+                           "undefined, leaving it to z3's Int",
+}

@@ -242,7 +242,8 @@ class Z3Model:
       in_range = z3.And(cnt_int >= 0, cnt_int < w)
       if op is Ops.SHR: return (a >> cnt if signed else z3.LShR(a, cnt)), z3.And(d, in_range)
       r = a << cnt
-      if ub and (dt in C_UB_SIGNED or weak): d = z3.And(d, a >= zero, (r >> cnt) == a)
+      if weak: d = z3.And(d, (r >> cnt) == a)  # a mathematical integer: defined while the product fits, negative or not
+      elif ub and dt in C_UB_SIGNED: d = z3.And(d, a >= zero, (r >> cnt) == a)  # C: a negative or overflowing shift is UB
       return r, z3.And(d, in_range)
     raise Unsupported(f"{op} on {dt}")
 
