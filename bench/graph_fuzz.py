@@ -20,7 +20,7 @@ def _run(args):
   times = []
   for _ in range(2):
     st = time.perf_counter()
-    for d in descs: check_program(d, per_kernel=False)
+    for d in descs: check_program(d)
     times.append(time.perf_counter() - st)
   return len(descs), times[0], times[1]
 

@@ -31,6 +31,7 @@ def _left_out(op:Ops, dt, a:int, b:int, reading:OverflowReading) -> str|None:
   if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
     if b == 0: return "division by zero"
     if dt in dtypes.sints + (dtypes.weakint,) and a == lo and b == -1: return "signed MIN / -1"
+  if dt == dtypes.weakint and op in (Ops.SHL, Ops.SHR) and b >= 64: return "weakint outside int64"  # defined, but past numpy's int64
   if op in (Ops.SHL, Ops.SHR) and not 0 <= b < bits: return "shift count outside [0, bits)"
   exact = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b, Ops.SHL: a << b if 0 <= b < bits else 0}.get(op)
   if dt == dtypes.weakint and exact is not None and not lo <= exact <= hi: return "weakint outside int64"

@@ -153,7 +153,7 @@ def attribute(d:dict, e:UOp, reading:OverflowReading) -> dict:
   except Exception: blamed = None
   if blamed:
     d["rule"], d["rule_step"] = blamed[0], {"before": blamed[1].render(simplify=False), "after": blamed[2].render(simplify=False)}
-    d["rule_step_skeleton"] = skeleton(blamed[1], depth=1)  # the rewritten node and its operands' ops: the bug, not the run
+    d["rule_step_skeleton"] = skeleton(blamed[1], depth=0)  # the rule and the op/dtype it rewrote: the bug, not the run
   else: d["rule"] = "unattributed (the whole simplify, not a single step, breaks refinement)"
   d["signature"] = signature(d)
   return d
@@ -278,6 +278,39 @@ def _validate(d:dict) -> None:
 def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
   return load_dir(directory, "symbolic-*.json", _validate)
+
+def python_value(u:UOp, assignment:dict[str, int]):
+  """``u`` at one assignment by tinygrad's own scalar semantics (``exec_alu``: ``python_alu`` + ``truncate``) -- a third,
+  independent opinion for auditing findings; it differs from the spec only on ``spec.ints.PYTHON_ALU_DIFFERENCES``."""
+  from tinygrad.uop.ops import exec_alu
+  from tinygrad.dtype import truncate
+  vals: dict[UOp, object] = {}
+  for x in u.toposort():
+    if x.op is Ops.CONST: vals[x] = truncate[x.dtype](x.arg) if x.dtype in truncate and x.dtype != dtypes.bool else x.arg
+    elif x.op in (Ops.BUFFER, Ops.PARAM) and x.arg.name is not None: vals[x] = assignment[x.arg.name]
+    elif x.op is Ops.STACK and x.dtype == dtypes.void: vals[x] = None
+    elif x.op is Ops.CAST:
+      v = vals[x.src[0]]
+      vals[x] = bool(v) if x.dtype == dtypes.bool else int(v) if x.dtype == dtypes.weakint else truncate[x.dtype](int(v))
+    else: vals[x] = exec_alu(x.op, x.dtype, [vals[s_] for s_ in x.src])
+  return vals[u]
+
+def audit(d:dict) -> str|None:
+  """Re-check a saved finding from scratch: None when it holds up, else why not. Names are one value each, the assignment
+  is in every declared range, the numpy semantics disagree there (``confirm``), and tinygrad's own python_alu gives the
+  recorded value for the original."""
+  e, s = load_expr(d), load_expr(d, "simplified")
+  rd = OverflowReading(d["reading"])
+  v = Verdict("refuted", d["how"], Refuted(d["assignment"] or {}, d["before"], d["after"], d["reason"]))
+  if (why := confirm(e, s, v, rd)) is not None or e.dtype != s.dtype: return why
+  try: pb = python_value(e, d["assignment"])
+  except Exception as ex: return f"python_alu could not evaluate the original: {type(ex).__name__}"
+  if str(int(pb)) != str(d["before"]): return f"python_alu gives {pb} for the original, the finding says {d['before']}"
+  if str(d["after"]).lstrip("-").isdigit():
+    try: pa = python_value(s, d["assignment"])
+    except Exception as ex: return f"python_alu could not evaluate the rewrite: {type(ex).__name__}"
+    if str(int(pa)) != str(d["after"]) or pa == pb: return f"python_alu gives {pa} for the rewrite (original {pb}), the finding says {d['after']}"
+  return None
 
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""

@@ -148,5 +148,5 @@ PYTHON_ALU_DIFFERENCES: dict[str, str] = {
   "signed overflow under UNDEFINED": "python_alu (like numpy and DEV=PYTHON) wraps; under C's reading an int32/int64 overflow, a "
                                      "uint16*uint16 product past INT_MAX and a left shift of a negative value are undefined",
   "weakint outside int64": "python_alu computes unbounded ints; the numpy evaluator holds int64 and calls a result outside it "
-                           "undefined, leaving it to z3's Int",
+                           "(or a shift by 64 or more) undefined, leaving it to z3's Int -- a limit of the evaluator, not the spec",
 }

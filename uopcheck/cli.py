@@ -96,10 +96,24 @@ def _cmd_rules(args) -> int:
   return exit_code(new=sum(1 for t in tallies if t.refuted))
 
 def _cmd_findings(args) -> int:
-  """Promote reviewed findings into the shipped corpus (the suite replays it): each is re-read as data and re-confirmed."""
+  """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each re-read as data and
+  re-confirmed. ``audit``: re-check every symbolic finding in directories from scratch (exit 3 if one is false)."""
   import shutil
   from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS, read_finding
   from uopcheck.spec import SpecError
+  if args.findings_cmd == "audit":
+    from uopcheck.fuzz.symbolic import load_findings, audit
+    false = 0
+    for directory in args.files:
+      found, problems = load_findings(directory)
+      for x in problems: print(f"skipped {x}", file=sys.stderr)
+      for p, d in found:
+        why = audit(d)
+        false += why is not None
+        print(f"{p.name}: {'confirmed' if why is None else 'FALSE: ' + why}")
+      print(f"{directory}: {len(found)} symbolic findings audited, {len(problems)} unreadable")
+    print(f"false findings: {false}")
+    return exit_code(internal=false)
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
   for f in map(pathlib.Path, args.files):
     if f.name.startswith("symbolic-"):
@@ -181,8 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
   r.set_defaults(fn=_cmd_rules)
   fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
-  fd.add_argument("findings_cmd", choices=["promote"])
-  fd.add_argument("files", nargs="+", help="finding files (symbolic-*.json, graph-*.json)")
+  fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
+  fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
   fd.add_argument("--to", default=None, help="corpus directory (default: the shipped fuzz/findings/)")
   fd.set_defaults(fn=_cmd_findings)
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")

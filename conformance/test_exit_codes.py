@@ -1,0 +1,40 @@
+"""One exit-code rule for every command a CI job gates on: 0 nothing new, 1 new findings (or refuted rules, or a failing
+gate), 2 usage or input error, 3 a uopcheck-internal error."""
+from __future__ import annotations
+import re
+import pytest
+from uopcheck import cli
+from uopcheck.cli import main
+
+@pytest.mark.parametrize("argv", [["nope"], ["check", "--bogus"], ["fuzz", "graph", "--minutes", "x"], ["rules", "prove"], ["train", "--steps", "x"]])
+def test_usage_errors_exit_2(argv):
+  assert main(argv) == 2
+
+def test_check_exits_0_clean_and_1_on_a_disagreement(capsys):
+  assert main(["check", "matmul"]) == 0
+  assert main(["check", "matmul_relu_sum", "--scheduler", "uopcheck.fuzz.graph:_broken_scheduler"]) == 1
+  assert main(["check", "no_such_graph"]) == 2
+
+def test_rules_verify_exits_1_exactly_when_a_rule_is_refuted(capsys):
+  rc = main(["rules", "verify", "--matcher", "divandmod", "--instances", "3"])
+  out = capsys.readouterr().out
+  total = next(l for l in out.splitlines() if l.startswith("total"))
+  refuted = int(total.split()[-2])
+  assert rc == (1 if refuted else 0), total
+
+def test_fuzz_symbolic_exit_code_follows_what_it_found(tmp_path, capsys):
+  rc = main(["fuzz", "symbolic", "--minutes", "0.15", "--seed", "3", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")])
+  out = capsys.readouterr().out
+  new, internal = len(re.findall(r"^  NEW ", out, re.M)), len(re.findall(r"^  uopcheck-internal", out, re.M))
+  assert rc == (3 if internal else 1 if new else 0), out[-2000:]
+  assert len(list((tmp_path / "f").glob("symbolic-*.json"))) == new
+
+def test_bad_input_files_exit_2_and_internal_errors_exit_3(tmp_path, capsys, monkeypatch):
+  (tmp_path / "db").write_text("a file")
+  assert main(["fuzz", "symbolic", "--minutes", "0.05", "--db", str(tmp_path / "db"), "--findings", str(tmp_path / "f")]) == 2
+  assert "is a file, not a directory" in capsys.readouterr().err
+  assert main(["findings", "promote", str(tmp_path / "nope.json"), "--to", str(tmp_path / "c")]) == 2
+  def boom(args): raise RuntimeError("a bug in uopcheck")
+  monkeypatch.setattr(cli, "_cmd_spec", boom)
+  assert main(["spec"]) == 3
+  assert "internal error" in capsys.readouterr().err
