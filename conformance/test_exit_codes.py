@@ -12,7 +12,7 @@ def test_usage_errors_exit_2(argv):
 
 def test_check_exits_0_clean_and_1_on_a_disagreement(capsys):
   assert main(["check", "matmul"]) == 0
-  assert main(["check", "matmul_relu_sum", "--scheduler", "uopcheck.fuzz.graph:_broken_scheduler"]) == 1
+  assert main(["check", "matmul_relu_sum", "--scheduler", "uopcheck.fuzz.graph_campaign:_broken_scheduler"]) == 1
   assert main(["check", "no_such_graph"]) == 2
 
 def test_rules_verify_exits_1_exactly_when_a_rule_is_refuted(capsys):

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 from uopcheck.spec import SpecError
 from uopcheck.fuzz import graph
-from uopcheck.fuzz.graph import (programs, build_program, check_program, load_graph_findings, worker, _broken_scheduler, finalize,
-                                 known_graph_signatures, validate_program)
+from uopcheck.fuzz.graph import programs, build_program, check_program, load_graph_findings, finalize
+from uopcheck.fuzz.graph_campaign import worker, _broken_scheduler, known_graph_signatures
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "fuzz" / "findings"

@@ -37,13 +37,26 @@ class FastResult:
   spec_checked: dict[str, int] = field(default_factory=dict)
 
 def load_scheduler(spec:str|Callable|None) -> Callable:
-  """Resolve a scheduler: None -> tinygrad's rangeify ``get_kernel_graph``; 'package.module:function' -> that function."""
+  """Resolve a scheduler: None -> tinygrad's rangeify ``get_kernel_graph``; 'package.module:function' -> that function;
+  'path/to/file.py:function' -> that function of that file (loaded where it lies, e.g. a candidate under ../shared)."""
   if spec is None: return _TINYGRAD_GET_KERNEL_GRAPH
   if callable(spec): return spec
-  if ":" not in spec: raise SpecError(f"scheduler {spec!r} must be written 'package.module:function'")
-  mod, fn = spec.split(":", 1)
-  try: f = getattr(importlib.import_module(mod), fn)
-  except (ImportError, AttributeError) as e: raise SpecError(f"cannot load scheduler {spec!r}: {e}") from None
+  if ":" not in spec: raise SpecError(f"scheduler {spec!r} must be written 'package.module:function' or 'file.py:function'")
+  mod, fn = spec.rsplit(":", 1)
+  try:
+    if mod.endswith(".py"):
+      import importlib.util, pathlib, sys
+      path = pathlib.Path(mod).resolve()
+      if not path.is_file(): raise ImportError(f"no file {path}")
+      name = f"uopcheck_scheduler_{path.stem}"
+      if name not in sys.modules:
+        spec_ = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec_)
+        sys.modules[name] = module
+        spec_.loader.exec_module(module)
+      f = getattr(sys.modules[name], fn)
+    else: f = getattr(importlib.import_module(mod), fn)
+  except (ImportError, AttributeError, SyntaxError) as e: raise SpecError(f"cannot load scheduler {spec!r}: {e}") from None
   if not callable(f): raise SpecError(f"scheduler {spec!r} is not callable")
   return f
 
@@ -70,7 +83,7 @@ def hcq2_mode(enabled:bool):
 # tinygrad's PatternMatcher compiles each rule's function with a *copy* of the globals it names (UPAT_COMPILE,
 # uop/ops.py deconstruct_function), so rebinding a module function after its matcher first ran has no effect.
 # uopcheck therefore installs its hooks once, at import, and switches them through this shared mutable state.
-_STATE: dict = {"result": None, "scheduler": None, "compile_log": None}
+_STATE: dict = {"result": None, "scheduler": None, "compile_log": None, "on_compiled": None}
 _orig_lower_sink_to_linear = tg_schedule.lower_sink_to_linear
 _orig_lower_and_compile = tg_realize.lower_and_compile
 
@@ -81,18 +94,22 @@ def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
   _STATE["result"].kernel_graphs.append(kg)
   return create_schedule(kg)
 
+def _program_name_source(prg:UOp) -> tuple[str, str]:
+  src = next((s.arg for s in prg.src if s.op is Ops.SOURCE), "")
+  return (prg.arg.function_name if hasattr(prg.arg, "function_name") else str(prg.src[0].arg.name)), src
+
 def _hooked_lower_and_compile(linear:UOp) -> UOp:
   out = _orig_lower_and_compile(linear)
   if (log := _STATE["compile_log"]) is not None: log.append((linear, out))  # fast.jit_capture: what TinyJit compiled
+  programs = [(call_in, call.src[0]) for call_in, call in zip(linear.src, out.src) if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM]
   if (result := _STATE["result"]) is not None:
-    for call_in, call in zip(linear.src, out.src):
-      if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM:
-        prg = call.src[0]
-        src = next((s.arg for s in prg.src if s.op is Ops.SOURCE), "")
-        name = prg.arg.function_name if hasattr(prg.arg, "function_name") else str(prg.src[0].arg.name)
-        # the kernel AST as rangeify made it (before codegen's optimizations), when the input call still holds it
-        ast = call_in.src[0] if call_in.op is Ops.CALL and call_in.src[0].op is Ops.SINK else prg.src[0]
-        result.kernels.append(CapturedKernel(name, ast, prg, src))
+    for call_in, prg in programs:
+      name, src = _program_name_source(prg)
+      # the kernel AST as rangeify made it (before codegen's optimizations), when the input call still holds it
+      ast = call_in.src[0] if call_in.op is Ops.CALL and call_in.src[0].op is Ops.SINK else prg.src[0]
+      result.kernels.append(CapturedKernel(name, ast, prg, src))
+  # e.g. a fuzz worker noting the sources before they run, so that a hang or a crash can name them
+  if (hook := _STATE["on_compiled"]) is not None: hook([_program_name_source(prg) for _, prg in programs])
   return out
 
 tg_schedule.pm_schedule = PatternMatcher([(UPat(Ops.SINK, name="function"), _hooked_lower_sink_to_linear)])

@@ -1,4 +1,4 @@
-"""Graph fuzzing: random valid tensor programs, ref vs fast, and the campaign runner that keeps every finding.
+"""Graph fuzzing: random valid tensor programs, checked ref vs fast (and vs a candidate scheduler), signed as findings.
 
 A program is a JSON-able description (inputs with shapes, dtypes and seeds; a list of steps over value ids;
 outputs), so every finding is a self-contained reproducer: ``build_program(desc)`` rebuilds the Tensors exactly.
@@ -6,18 +6,16 @@ The hypothesis strategy ``programs()`` draws shapes and dtypes together, so ever
 movement chains with shape-consistent arguments, broadcasting binary and ternary ops, reductions over axis sets,
 casts (float->int clipped into range first: the spec leaves out-of-range casts undefined) and bitcasts,
 matmul/cumsum compositions, and several outputs sharing a subgraph so the scheduler must decide what to realize.
-Integer division always gets a divisor of the form |d|%7+1, so no lane divides by zero."""
+Integer division always gets a divisor of the form |d|%7+1, so no lane divides by zero. The campaign that runs it is
+``fuzz/graph_campaign.py``."""
 from __future__ import annotations
-import json, os, pathlib, signal, sys, time
-from dataclasses import dataclass, field
+import dataclasses, json, os, pathlib
+from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 from tinygrad import Tensor, dtypes
-from tinygrad.uop import Ops
-from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, campaign_rounds, digest, open_example_db, exit_code,
-                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
 
 DTYPES = {"float32": dtypes.float32, "float16": dtypes.float16, "int32": dtypes.int32, "int8": dtypes.int8, "bool": dtypes.bool}
 NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int8": np.int8, "bool": np.bool_}
@@ -216,13 +214,12 @@ def _shift_ids(step:list, at:int) -> None:
 @dataclass
 class GraphVerdict:
   ok: bool
-  kind: str = ""           # mismatch | spec-error | crash (tinygrad's) | uopcheck-internal (ours: never a tinygrad finding)
+  kind: str = ""           # mismatch | spec-error | crash | hang (tinygrad's) | uopcheck-internal (ours: never a tinygrad finding)
   summary: str = ""
   output: int|None = None  # the first output that disagrees
+  wrong: str = ""          # with a candidate: which scheduler disagrees with the reference (stock | candidate | both)
 
-def check_program(desc:dict, scheduler=None) -> GraphVerdict:
-  """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
-  uopcheck's own reference on it is ``uopcheck-internal``, kept apart from tinygrad's findings."""
+def _check_with(desc:dict, scheduler) -> GraphVerdict:
   from uopcheck import harness
   r = harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler)
   if r.ok: return GraphVerdict(True)
@@ -230,6 +227,21 @@ def check_program(desc:dict, scheduler=None) -> GraphVerdict:
   kind = "spec-error" if r.error.startswith("Ops.") else "mismatch"
   bad = next((i for i, c in enumerate(r.comparisons) if not c.ok), None)
   return GraphVerdict(False, kind, r.error or r.line(), bad)
+
+def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
+  """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
+  uopcheck's own reference on it is ``uopcheck-internal``, kept apart from tinygrad's findings. With a ``candidate``
+  scheduler the program runs through the reference, ``scheduler`` (stock rangeify when None) and the candidate, and the
+  verdict names which of them is wrong."""
+  stock = _check_with(desc, scheduler)
+  if candidate is None: return stock
+  if stock.kind == "uopcheck-internal": return stock
+  cand = _check_with(desc, candidate)
+  if stock.ok and cand.ok: return stock
+  if cand.kind == "uopcheck-internal": return cand
+  if stock.ok: return dataclasses.replace(cand, wrong="candidate", summary=f"candidate: {cand.summary}")
+  if cand.ok: return dataclasses.replace(stock, wrong="stock", summary=f"stock rangeify: {stock.summary}")
+  return dataclasses.replace(stock, wrong="both", summary=f"both schedulers: {stock.summary}")
 
 def normalized(desc:dict) -> str:
   """A program with the run taken out: step kinds and functions, dtype classes (float/int/bool) -- no shapes, seeds, axes."""
@@ -246,17 +258,23 @@ def first_op(desc:dict, v:GraphVerdict) -> str:
   st_ = desc["steps"][out - n_in]
   return f"{st_[0]}:{st_[1]}" if st_[0] in _FNS else st_[0]
 
-def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None) -> dict:
-  """A shrunk failure as a finding: blame from the per-kernel check *on the shrunk case*, and a signature of the bug
-  (kind, blame, the disagreeing op, the normalized program), not of the run."""
-  blame = v.kind
-  if v.kind in ("mismatch", "spec-error"):
-    from uopcheck.fast.kernel_check import check_per_kernel
-    try: blame = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=scheduler).blame or "flaky (passes on re-check)"
-    except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
-  sig = digest(f"graph|{v.kind}|{blame}|{first_op(desc, v)}|{normalized(desc)}")
-  return {"kind": "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal", "failure": v.kind, "signature": sig,
-          "summary": v.summary, "blame": blame, "first_op": first_op(desc, v), "normalized": normalized(desc), "seed": seed, "program": desc}
+def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=None, blame:str|None=None, kernels:list|None=None) -> dict:
+  """A shrunk failure as a finding: blame from the per-kernel check *on the shrunk case* (with the scheduler that is wrong),
+  and a signature of the bug (kind, which scheduler, blame, the disagreeing op, the normalized program), not of the run.
+  ``blame`` given (e.g. past the time budget, or for a hang) skips the per-kernel check."""
+  if blame is None:
+    blame = v.kind
+    if v.kind in ("mismatch", "spec-error"):
+      from uopcheck.fast.kernel_check import check_per_kernel
+      sched = candidate if v.wrong == "candidate" else scheduler
+      try: blame = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=sched).blame or "flaky (passes on re-check)"
+      except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
+  sig = digest(f"graph|{v.kind}|{v.wrong}|{blame}|{first_op(desc, v)}|{normalized(desc)}")
+  d = {"kind": "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal", "failure": v.kind, "signature": sig,
+       "summary": v.summary, "blame": blame, "first_op": first_op(desc, v), "normalized": normalized(desc), "seed": seed, "program": desc}
+  if v.wrong: d["wrong_scheduler"] = v.wrong
+  if kernels: d["kernels"] = [{"name": n, "source": src} for n, src in kernels]
+  return d
 
 def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
   """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own
@@ -276,168 +294,3 @@ def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -
   """(every good graph finding, one line per corrupt file skipped)."""
   return load_dir(directory, pattern, _validate)
 
-# ** the campaign **
-
-@dataclass
-class GraphStats:
-  cases: int = 0
-  failures: int = 0
-  new: list = field(default_factory=list)        # signatures of new tinygrad findings
-  known: list = field(default_factory=list)      # files of the shipped corpus matched
-  internal: list = field(default_factory=list)   # signatures of uopcheck-internal failures
-  seconds: float = 0.0
-
-_self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
-
-def _broken_scheduler(function):
-  """--self-test-bug: rangeify, then every float MAX inside a kernel becomes ADD (for testing the campaign itself)."""
-  from tinygrad.schedule.rangeify import get_kernel_graph
-  return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
-
-SHRINK_BUDGET = 150  # property calls spent shrinking one failure
-
-class FoundBug(Exception):
-  """Raised inside the hypothesis property for a failing case (never confused with an AssertionError inside tinygrad)."""
-
-def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
-  return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
-
-def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters, scheduler=None, max_examples:int|None=None,
-           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS) -> GraphStats:
-  """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
-  file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
-  signed and saved -- or counted as known when the shipped corpus has its signature."""
-  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
-  db = open_example_db(db_dir)
-  known = known_graph_signatures(known_dir) if known_dir else {}
-  stats = GraphStats()
-  start = time.perf_counter(); deadline = start + minutes * 60
-  shrink: list = [None]
-  minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
-  pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
-  class Stop(Exception): pass
-  def check_one(desc):
-    # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
-    # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
-    if shrink[0] is not None:
-      shrink[0] += 1
-      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
-    elif time.perf_counter() > deadline: raise Stop()
-    try: v = check_program(desc, scheduler=scheduler)
-    except Exception as e:  # tinygrad crashing on a valid program is a finding too
-      v = GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
-    stats.cases += 1
-    if counters is not None:
-      with counters.get_lock(): counters[0] += 1
-    if v.ok: return
-    if minimal[0] is not None and v.kind != minimal[0][2].kind: return  # shrink towards the failure we started with
-    if shrink[0] is None: shrink[0] = 0
-    if minimal[0] is None or len(desc["steps"]) < minimal[0][0]:
-      minimal[0] = (len(desc["steps"]), desc, v)
-      atomic_write_json(pending, {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc})
-    raise FoundBug(v.summary)
-  def finish_round():
-    if minimal[0] is None: return
-    _, desc, v = minimal[0]
-    minimal[0] = None
-    d = finalize(desc, v, scheduler, seed)
-    stats.failures += 1
-    if d["kind"] == "uopcheck-internal": bucket = stats.internal
-    elif d["signature"] in known: bucket, d = stats.known, {**d, "known_as": known[d["signature"]]}
-    else: bucket = stats.new
-    if bucket is not stats.known: write_finding(d, findings_dir)
-    key = d.get("known_as", d["signature"])
-    if key not in bucket:
-      bucket.append(key)
-      if counters is not None and bucket is stats.new:
-        with counters.get_lock(): counters[1] += 1
-    pending.unlink(missing_ok=True)
-  rounds = campaign_rounds(check_one, programs(), db, max_examples, None if seed is None else (lambda r: seed * 1000 + wid * 100 + r))
-  while time.perf_counter() < deadline:
-    run = next(rounds)
-    shrink[0] = None
-    try: run()
-    except Stop: break
-    except (FoundBug, Flaky, FlakyFailure): pass  # kept above, and shrunk by hypothesis; keep fuzzing with the next seed
-    finally: finish_round()
-    if max_examples: break
-  stats.seconds = time.perf_counter() - start
-  return stats
-
-_COUNTERS = None
-def _init_worker(counters):
-  global _COUNTERS
-  _COUNTERS = counters
-  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop; written findings stay written
-
-def _worker_entry(args):
-  wid, minutes, seed, findings_dir, db_dir, self_test = args
-  s = worker(wid, minutes, seed, findings_dir, db_dir, _COUNTERS, _broken_scheduler if self_test else None)
-  if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
-    from uopcheck import rulecov
-    rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
-  return s.cases, s.failures, s.new, s.known, s.internal
-
-def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
-                 self_test_bug:bool=False, report_dir:str="reports") -> dict:
-  import multiprocessing as mp
-  open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
-  ctx = mp.get_context("spawn")
-  counters = ctx.Array("l", 3)  # cases, new findings, (unused)
-  start = time.perf_counter()
-  interrupted, worker_error = False, ""
-  results: list = []
-  pool = ctx.Pool(workers, initializer=_init_worker, initargs=(counters,))
-  res = pool.map_async(_worker_entry, [(w, minutes, seed, findings_dir, db_dir, self_test_bug) for w in range(workers)])
-  try:
-    while not res.ready():
-      res.wait(2)
-      el = time.perf_counter() - start
-      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {counters[1]}", end="", flush=True)
-  except KeyboardInterrupt:
-    interrupted = True
-    pool.terminate()
-  else:
-    pool.close()
-    try: results = res.get()
-    except Exception as e:
-      worker_error = f"a campaign worker failed: {type(e).__name__}: {e}".splitlines()[0]
-      print(f"\nuopcheck: {worker_error}", file=sys.stderr)
-  pool.join()
-  el = time.perf_counter() - start
-  found, problems = load_graph_findings(findings_dir)
-  internal, _ = load_graph_findings(findings_dir, "internal-*.json")
-  new = {sig for r in results for sig in r[2]}
-  summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
-             "cases_per_min": round(counters[0] / el * 60, 1), "failures": sum(r[1] for r in results), "interrupted": interrupted,
-             "worker_error": worker_error, "new": sorted(new), "known": sorted({k for r in results for k in r[3]}),
-             "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal],
-             "skipped_files": problems,
-             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in new,
-                           "summary": d.get("summary", "")[:200]} for p, d in found]}
-  print()
-  write_report(summary, report_dir)
-  return summary
-
-def write_report(summary:dict, report_dir:str) -> None:
-  p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
-  atomic_write_json(p / "graph_campaign.json", summary)
-  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
-           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min), failures: {summary['failures']}"
-           + (" (interrupted)" if summary["interrupted"] else ""),
-           f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
-           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}", "",
-           "| file | new | blame | summary |", "|---|---|---|---|"]
-  lines += [f"| {f['file']} | {'NEW' if f['new'] else 'seen before'} | {f['blame'] or '-'} | {f['summary'].replace('|', '/')[:120]} |"
-            for f in summary["findings"]]
-  if summary["uopcheck_internal"]:
-    lines += ["", "## uopcheck-internal", ""] + [f"- {f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
-  if summary["skipped_files"]: lines += ["", "## skipped (corrupt) files", ""] + [f"- {x}" for x in summary["skipped_files"]]
-  (p / "graph_campaign.md").write_text("\n".join(lines) + "\n")
-  print("\n".join(lines))
-  for x in summary["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
-
-def main(args) -> int:
-  s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False))
-  if s["interrupted"]: return 130
-  return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]) + bool(s["worker_error"]))

@@ -219,7 +219,7 @@ class Z3Model:
               Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
         d = z3.And(d, no)
       if ub and dt == dtypes.uint16 and op is Ops.MUL:  # promoted to C int
-        d = z3.And(d, z3.ZeroExt(16, a) * z3.ZeroExt(16, b) <= z3.BitVecVal(2**31 - 1, 32, self.ctx))
+        d = z3.And(d, z3.ULE(z3.ZeroExt(16, a) * z3.ZeroExt(16, b), z3.BitVecVal(2**31 - 1, 32, self.ctx)))  # unsigned compare
       return r, d
     if op is Ops.MAX: return z3.If(self.lt(a, b, dt), b, a), d
     if op in (Ops.AND, Ops.OR, Ops.XOR): return {Ops.AND: a & b, Ops.OR: a | b, Ops.XOR: a ^ b}[op], d

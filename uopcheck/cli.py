@@ -83,8 +83,8 @@ def _cmd_fuzz(args) -> int:
     for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
     print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
     return exit_code(new=len(st.findings), internal=len(st.internal))
-  from uopcheck.fuzz import graph as graph_fuzz
-  return graph_fuzz.main(args)
+  from uopcheck.fuzz import graph_campaign
+  return graph_campaign.main(args)
 
 def _cmd_rules(args) -> int:
   from uopcheck.spec.ints import OverflowReading
@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
+  f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
+                 "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
+  f.add_argument("--case-timeout", type=float, default=60.0, help="graph: seconds one case may run before it is a hang finding")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
   r = sub.add_parser("rules", help="rewrite rules: verify each symbolic rule with z3")

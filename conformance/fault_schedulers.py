@@ -1,0 +1,22 @@
+"""Schedulers that fail the way broken compilers do, for testing the graph campaign's supervision (loaded by file path,
+``conformance/fault_schedulers.py:NAME``, in the campaign's worker processes). Each wraps tinygrad's rangeify."""
+from __future__ import annotations
+import os, signal, time
+
+def _stock(function):
+  from tinygrad.schedule.rangeify import get_kernel_graph
+  return get_kernel_graph(function)
+
+def hang_in_python(function):
+  """Never returns, in Python: the worker's SIGALRM must stop it."""
+  while True: time.sleep(0.05)
+
+def hang_in_native_code(function):
+  """Never returns and can't be interrupted (as a compiled kernel stuck in a loop): only the supervisor can kill it."""
+  signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT})
+  while True: time.sleep(0.05)
+
+def segfault(function):
+  """Kills the worker process, as a kernel writing out of bounds does."""
+  os.kill(os.getpid(), signal.SIGSEGV)
+  return _stock(function)

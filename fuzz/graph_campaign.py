@@ -1,0 +1,271 @@
+"""The graph-fuzz campaign: supervised worker processes, a per-case time limit, and every finding kept.
+
+Each worker runs hypothesis over ``graph.programs()`` (``worker``). Before a case runs it writes the program to
+``.current-<wid>.json`` (and, as they compile, the kernel sources), so whatever happens next is reproducible from a file:
+- a Python-level hang (``case_timeout``) is stopped by SIGALRM inside the worker and saved as a ``hang`` finding;
+- a hang in native code (a compiled kernel that never returns) is seen by the supervisor, which kills the worker and saves
+  a ``hang`` finding from that file; a worker that dies (a segfault in a kernel, tinygrad's queue aborting) is saved as a
+  ``crash`` finding the same way. Either way the worker is restarted with the next seed and the campaign goes on.
+``--minutes`` always holds: workers stop taking cases at the deadline, skip blame past it, and are killed a few seconds
+later. Failures are shrunk by hypothesis (hangs and crashes are not: each try would cost a time-out), then blamed and
+signed on the shrunk case (``graph.finalize``); signatures already in the shipped corpus count as known."""
+from __future__ import annotations
+import json, os, pathlib, signal, sys, time
+from dataclasses import dataclass, field
+from tinygrad.uop import Ops
+from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
+from tinygrad.dtype import dtypes
+from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
+from uopcheck.fuzz.findings_io import (atomic_write_json, campaign_rounds, digest, open_example_db, exit_code, DEFAULT_FINDINGS,
+                                       SHIPPED_FINDINGS)
+
+SHRINK_BUDGET = 150      # property calls spent shrinking one failure
+CASE_TIMEOUT_S = 60.0    # one case (build, reference, compile, run, compare) past this is a hang
+KILL_GRACE_S = 10.0      # the supervisor waits this long past a worker's own limit before killing it
+
+@dataclass
+class GraphStats:
+  cases: int = 0
+  failures: int = 0
+  new: list = field(default_factory=list)        # signatures of new tinygrad findings
+  known: list = field(default_factory=list)      # files of the shipped corpus matched
+  internal: list = field(default_factory=list)   # signatures of uopcheck-internal failures
+  seconds: float = 0.0
+
+_self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
+
+def _broken_scheduler(function):
+  """--self-test-bug: rangeify, then every float MAX inside a kernel becomes ADD (for testing the campaign itself)."""
+  from tinygrad.schedule.rangeify import get_kernel_graph
+  return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
+
+class FoundBug(Exception):
+  """Raised inside the hypothesis property for a failing case (never confused with an AssertionError inside tinygrad)."""
+
+class CaseTimeout(BaseException):
+  """SIGALRM inside a case: a BaseException, so no ``except Exception`` in tinygrad can swallow it."""
+
+def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
+  return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
+
+def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
+
+def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events) -> None:
+  """Sort a finalized finding into new / known / uopcheck-internal, write it, and tell the supervisor."""
+  stats.failures += 1
+  if d["kind"] == "uopcheck-internal": bucket, key = stats.internal, d["signature"]
+  elif d["signature"] in known: bucket, key = stats.known, known[d["signature"]]
+  else: bucket, key = stats.new, d["signature"]
+  if bucket is not stats.known: write_finding(d, findings_dir)
+  if key not in bucket:
+    bucket.append(key)
+    if events is not None: events.put(({id(stats.new): "new", id(stats.known): "known", id(stats.internal): "internal"}[id(bucket)], key))
+
+def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
+           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
+           round_offset:int=0) -> GraphStats:
+  """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
+  file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
+  signed and saved -- or counted as known when the shipped corpus has its signature."""
+  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
+  from uopcheck.fast.runner import _STATE
+  db = open_example_db(db_dir)
+  known = known_graph_signatures(known_dir) if known_dir else {}
+  stats = GraphStats()
+  start = time.perf_counter(); deadline = start + minutes * 60
+  shrink: list = [None]
+  minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
+  pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
+  current = current_file(findings_dir, wid)
+  case: dict = {}
+  def compiled(srcs):  # kernel sources of the running case, on disk before they run
+    case["kernels"] = case.get("kernels", []) + [list(s) for s in srcs]
+    atomic_write_json(current, case)
+  def on_alarm(signum, frame): raise CaseTimeout()
+  use_alarm = hasattr(signal, "SIGALRM") and case_timeout > 0
+  if use_alarm: signal.signal(signal.SIGALRM, on_alarm)
+  class Stop(Exception): pass
+  def run_case(desc) -> GraphVerdict:
+    case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
+    atomic_write_json(current, case)
+    _STATE["on_compiled"] = compiled
+    left = deadline - time.perf_counter()
+    if use_alarm: signal.setitimer(signal.ITIMER_REAL, max(0.1, min(case_timeout, left + 1.0)))
+    try: return check_program(desc, scheduler=scheduler, candidate=candidate)
+    except CaseTimeout:
+      if time.perf_counter() > deadline: raise Stop() from None   # the budget ran out mid-case: not a hang
+      return GraphVerdict(False, "hang", f"hang: the case ran past {case_timeout:g} s")
+    except Exception as e:  # tinygrad crashing on a valid program is a finding too
+      return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
+    finally:
+      if use_alarm: signal.setitimer(signal.ITIMER_REAL, 0)
+      _STATE["on_compiled"] = None
+  def check_one(desc):
+    # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
+    # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
+    if shrink[0] is not None:
+      shrink[0] += 1
+      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
+    elif time.perf_counter() > deadline: raise Stop()
+    v = run_case(desc)
+    stats.cases += 1
+    if counters is not None:
+      with counters.get_lock(): counters[0] += 1
+    if v.ok: return
+    if v.kind == "hang":  # not shrunk: every try would cost a time-out
+      _record(stats, finalize(desc, v, seed=seed, blame="hang", kernels=case.get("kernels")), known, findings_dir, events)
+      return
+    if minimal[0] is not None and v.kind != minimal[0][2].kind: return  # shrink towards the failure we started with
+    if shrink[0] is None: shrink[0] = 0
+    if minimal[0] is None or len(desc["steps"]) < minimal[0][0]:
+      minimal[0] = (len(desc["steps"]), desc, v)
+      atomic_write_json(pending, {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc})
+    raise FoundBug(v.summary)
+  def finish_round():
+    if minimal[0] is None: return
+    _, desc, v = minimal[0]
+    minimal[0] = None
+    late = time.perf_counter() > deadline  # past the budget: save without the per-kernel blame
+    d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late else None)
+    _record(stats, d, known, findings_dir, events)
+    pending.unlink(missing_ok=True)
+  seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
+  rounds = campaign_rounds(check_one, programs(), db, max_examples, seed_of)
+  try:
+    while time.perf_counter() < deadline:
+      run = next(rounds)
+      shrink[0] = None
+      try: run()
+      except Stop: break
+      except (FoundBug, Flaky, FlakyFailure): pass  # kept above, and shrunk by hypothesis; keep fuzzing with the next seed
+      finally: finish_round()
+      if max_examples: break
+  finally:
+    current.unlink(missing_ok=True)
+  stats.seconds = time.perf_counter() - start
+  return stats
+
+# ** the supervisor **
+
+def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events):
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
+  from uopcheck.fast.runner import load_scheduler
+  sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
+  cand = load_scheduler(candidate) if candidate else None
+  worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
+         events=events, round_offset=round_offset)
+  if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
+    from uopcheck import rulecov
+    rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
+
+def _lost_case(findings_dir:str, wid:int, kind:str, why:str, seed, known:dict) -> tuple[str, str]|None:
+  """A worker died or hung mid-case: its last case, from its .current file, as a finding (no shrinking, no blame run)."""
+  cur = current_file(findings_dir, wid)
+  try: case = json.loads(cur.read_text())
+  except (OSError, ValueError): return None
+  cur.unlink(missing_ok=True)
+  d = finalize(case["program"], GraphVerdict(False, kind, why), seed=seed, blame=kind, kernels=case.get("kernels"))
+  if d["signature"] in known: return "known", known[d["signature"]]
+  write_finding(d, findings_dir)
+  return "new", d["signature"]
+
+def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
+                 self_test_bug:bool=False, report_dir:str="reports", scheduler:str|None=None, candidate:str|None=None,
+                 case_timeout:float=CASE_TIMEOUT_S) -> dict:
+  import multiprocessing as mp
+  open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
+  from uopcheck.fast.runner import load_scheduler
+  for s in (scheduler, candidate):
+    if s: load_scheduler(s)  # a bad scheduler spec is a one-line error here, not in every worker
+  pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
+  known = known_graph_signatures()
+  ctx = mp.get_context("spawn")
+  counters, events = ctx.Array("l", 1), ctx.Queue()
+  start = time.perf_counter(); deadline = start + minutes * 60
+  got: dict[str, set] = {"new": set(), "known": set(), "internal": set()}
+  lost: list[str] = []
+  restarts = 0
+  sched = "self-test-bug" if self_test_bug else scheduler
+  def launch(wid:int, offset:int):
+    left = max(0.0, (deadline - time.perf_counter()) / 60)
+    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events),
+                    daemon=True)
+    p.start()
+    return p
+  procs = {w: launch(w, 0) for w in range(workers)}
+  offsets = {w: 0 for w in range(workers)}
+  interrupted = False
+  def drain():
+    while not events.empty():
+      try: kind, key = events.get_nowait()
+      except Exception: break
+      got[kind].add(key)
+  try:
+    while procs:
+      time.sleep(1.0)
+      drain()
+      now = time.perf_counter()
+      for w, p in list(procs.items()):
+        cur = current_file(findings_dir, w)
+        stuck = False
+        if p.is_alive():
+          try: stuck = time.time() - json.loads(cur.read_text())["started"] > case_timeout + KILL_GRACE_S
+          except (OSError, ValueError, KeyError): stuck = False
+          if not stuck and now < deadline + KILL_GRACE_S: continue
+          p.kill(); p.join(5)
+          if not stuck: cur.unlink(missing_ok=True); del procs[w]; continue  # the budget is over: a case cut short is no finding
+          why = ("hang", f"hang: the case ran past {case_timeout:g} s in native code; the worker was killed")
+        elif p.exitcode == 0: del procs[w]; continue
+        else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
+        if (r := _lost_case(findings_dir, w, *why, seed=seed, known=known)) is not None: got[r[0]].add(r[1]); lost.append(f"worker {w}: {why[1]}")
+        del procs[w]
+        if time.perf_counter() < deadline - 1:
+          offsets[w] += 1000; restarts += 1
+          procs[w] = launch(w, offsets[w])
+      el = time.perf_counter() - start
+      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  "
+            f"restarts {restarts}", end="", flush=True)
+  except KeyboardInterrupt:
+    interrupted = True
+    for p in procs.values(): p.kill()
+  drain()
+  el = time.perf_counter() - start
+  found, problems = load_graph_findings(findings_dir)
+  internal, _ = load_graph_findings(findings_dir, "internal-*.json")
+  summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
+             "cases_per_min": round(counters[0] / el * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
+             "candidate": candidate, "case_timeout_s": case_timeout, "worker_restarts": restarts, "lost_cases": lost,
+             "new": sorted(got["new"]), "known": sorted(got["known"]),
+             "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal
+                                   if d["signature"] in got["internal"]],
+             "skipped_files": problems,
+             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
+                           "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
+  print()
+  write_report(summary, report_dir)
+  return summary
+
+def write_report(summary:dict, report_dir:str) -> None:
+  p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
+  atomic_write_json(p / "graph_campaign.json", summary)
+  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
+           f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
+           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min)" + (" (interrupted)" if summary["interrupted"] else ""),
+           f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
+           f"- hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
+           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}", "",
+           "| file | new | wrong scheduler | blame | summary |", "|---|---|---|---|---|"]
+  lines += [f"| {f['file']} | {'NEW' if f['new'] else 'seen before'} | {f['wrong_scheduler'] or '-'} | {f['blame'] or '-'} | "
+            f"{f['summary'].replace('|', '/')[:120]} |" for f in summary["findings"]]
+  if summary["uopcheck_internal"]:
+    lines += ["", "## uopcheck-internal", ""] + [f"- {f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
+  if summary["skipped_files"]: lines += ["", "## skipped (corrupt) files", ""] + [f"- {x}" for x in summary["skipped_files"]]
+  (p / "graph_campaign.md").write_text("\n".join(lines) + "\n")
+  print("\n".join(lines))
+  for x in summary["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
+
+def main(args) -> int:
+  s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
+                   candidate=args.scheduler, case_timeout=args.case_timeout)
+  if s["interrupted"]: return 130
+  return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))
