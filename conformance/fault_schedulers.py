@@ -8,12 +8,12 @@ def _stock(function):
   return get_kernel_graph(function)
 
 def hang_in_python(function):
-  """Never returns, in Python: the worker's SIGALRM must stop it."""
+  """Never returns, in Python."""
   while True: time.sleep(0.05)
 
 def hang_in_native_code(function):
-  """Never returns and can't be interrupted (as a compiled kernel stuck in a loop): only the supervisor can kill it."""
-  signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT})
+  """Never returns and ignores signals that can be blocked (as a compiled kernel stuck in a loop)."""
+  signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1})
   while True: time.sleep(0.05)
 
 def segfault(function):

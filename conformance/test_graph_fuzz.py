@@ -7,7 +7,7 @@ from hypothesis import given, settings, HealthCheck
 from uopcheck.spec import SpecError
 from uopcheck.fuzz import graph
 from uopcheck.fuzz.graph import programs, build_program, check_program, load_graph_findings, finalize
-from uopcheck.fuzz.graph_campaign import worker, _broken_scheduler, known_graph_signatures
+from uopcheck.fuzz.graph_campaign import _broken_scheduler, known_graph_signatures
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "fuzz" / "findings"
@@ -23,21 +23,24 @@ def test_graph_malformed_program_is_one_line_error():
   with pytest.raises(SpecError, match="malformed program description"): build_program({"inputs": [], "steps": [["unary", "neg", 3]], "outputs": [0]})
 
 def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_path):
-  # a bounded in-process campaign under a deliberately broken scheduler (every float MAX in a kernel becomes ADD)
-  stats = worker(0, minutes=3, seed=5, findings_dir=str(tmp_path), db_dir=str(tmp_path / "db"), counters=None,
-                 scheduler=_broken_scheduler, max_examples=60)
-  assert stats.failures >= 1 and stats.new, f"{stats.cases} cases found nothing new"
-  found, problems = load_graph_findings(tmp_path)
-  assert found and not problems and not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".pending-*"))
-  path, d = found[0]
-  assert d["blame"] not in ("", "flaky (passes on re-check)") and d["signature"] in stats.new    # blamed on the shrunk case
+  # a bounded, supervised campaign under a deliberately broken scheduler (every float MAX in a kernel becomes ADD)
+  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "1", "--workers", "1", "--seed", "5", "--self-test-bug",
+         "--case-timeout", "20", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
+  p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+  report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
+  found, problems = load_graph_findings(tmp_path / "f")
+  mismatches = [(path, d) for path, d in found if d["failure"] == "mismatch"]
+  assert p.returncode == 1 and report["new"] and mismatches, (report, p.stderr[-1500:])
+  assert not problems and not list((tmp_path / "f").glob("*.tmp")) and not list((tmp_path / "f").glob(".pending-*"))
+  path, d = mismatches[0]
+  assert d["blame"] not in ("", "flaky (passes on re-check)") and d["signature"] in report["new"]   # blamed on the shrunk case
   assert not check_program(d["program"], scheduler=_broken_scheduler).ok   # replays under the bug
   assert check_program(d["program"]).ok                                     # and passes without it
 
 def test_graph_sigint_keeps_every_written_finding(tmp_path):
   env = {**os.environ, "PYTHONUNBUFFERED": "1"}
   # unseeded, so hypothesis keeps its example database (a seeded campaign is reproducible from the seed instead)
-  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "3", "--workers", "1", "--self-test-bug",
+  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "3", "--workers", "1", "--self-test-bug", "--case-timeout", "20",
          "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
   p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
   deadline = time.time() + 150
