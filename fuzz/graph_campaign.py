@@ -181,6 +181,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   procs = {w: launch(w, 0) for w in range(workers)}
   offsets = {w: 0 for w in range(workers)}
   interrupted = False
+  tty, last_line = sys.stdout.isatty(), [0.0]
   def drain():
     while not events.empty():
       try: kind, key = events.get_nowait()
@@ -209,8 +210,9 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           offsets[w] += 1000; restarts += 1
           procs[w] = launch(w, offsets[w])
       el = time.perf_counter() - start
-      print(f"\r[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  "
-            f"restarts {restarts}", end="", flush=True)
+      line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
+      if tty: print("\r" + line, end="", flush=True)
+      elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
   except KeyboardInterrupt:
     interrupted = True
     for p in procs.values(): p.kill()
