@@ -4,7 +4,7 @@
 every stage it saw: the kernel graph ``get_kernel_graph`` returned, each kernel's AST, and each
 compiled program's source. Each captured stage is checked against tinygrad's structural spec."""
 from __future__ import annotations
-import contextlib, importlib, os, time
+import contextlib, importlib, importlib.util, os, pathlib, sys, time
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -45,7 +45,6 @@ def load_scheduler(spec:str|Callable|None) -> Callable:
   mod, fn = spec.rsplit(":", 1)
   try:
     if mod.endswith(".py"):
-      import importlib.util, pathlib, sys
       path = pathlib.Path(mod).resolve()
       if not path.is_file(): raise ImportError(f"no file {path}")
       name = f"uopcheck_scheduler_{path.stem}"
