@@ -18,8 +18,8 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
-from uopcheck.fuzz.findings_io import (atomic_write_json, campaign_rounds, digest, open_example_db, exit_code, DEFAULT_FINDINGS,
-                                       SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import (atomic_write_json, campaign_rounds, run_rounds, open_example_db, exit_code, FoundBug,
+                                       StopCampaign, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SHRINK_BUDGET = 150      # property calls spent shrinking one failure
 CASE_TIMEOUT_S = 60.0    # one case (build, reference, compile, run, compare) past this is a hang
@@ -40,9 +40,6 @@ def _broken_scheduler(function):
   """--self-test-bug: rangeify, then every float MAX inside a kernel becomes ADD (for testing the campaign itself)."""
   from tinygrad.schedule.rangeify import get_kernel_graph
   return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
-
-class FoundBug(Exception):
-  """Raised inside the hypothesis property for a failing case (never confused with an AssertionError inside tinygrad)."""
 
 def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
   return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
@@ -66,7 +63,6 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature."""
-  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
   from uopcheck.fast.runner import _STATE
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
@@ -80,7 +76,6 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   def compiled(srcs):  # kernel sources of the running case, on disk before they run
     case["kernels"] = case.get("kernels", []) + [list(s) for s in srcs]
     atomic_write_json(current, case)
-  class Stop(Exception): pass
   def run_case(desc) -> GraphVerdict:
     case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
     atomic_write_json(current, case)
@@ -95,7 +90,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     if shrink[0] is not None:
       shrink[0] += 1
       if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
-    elif time.perf_counter() > deadline: raise Stop()
+    elif time.perf_counter() > deadline: raise StopCampaign()
     v = run_case(desc)
     stats.cases += 1
     if counters is not None:
@@ -117,15 +112,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     pending.unlink(missing_ok=True)
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
   rounds = campaign_rounds(check_one, programs(), db, max_examples, seed_of)
-  try:
-    while time.perf_counter() < deadline:
-      run = next(rounds)
-      shrink[0] = None
-      try: run()
-      except Stop: break
-      except (FoundBug, Flaky, FlakyFailure): pass  # kept above, and shrunk by hypothesis; keep fuzzing with the next seed
-      finally: finish_round()
-      if max_examples: break
+  try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
   finally:
     current.unlink(missing_ok=True)
   stats.seconds = time.perf_counter() - start

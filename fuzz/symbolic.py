@@ -19,8 +19,8 @@ from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
-from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, campaign_rounds, digest, open_example_db,
-                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, campaign_rounds, run_rounds, digest, open_example_db,
+                                       FoundBug, StopCampaign, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
 
@@ -174,9 +174,6 @@ def load_expr(d:dict, key:str="expr", name:str="finding") -> UOp:
   """A finding's expression, parsed from data (never executed)."""
   return uop_json.decode_one(d[key], f"{name} {key}")
 
-class FoundBug(Exception):
-  """Raised inside the hypothesis property for a refuted case (never confused with an AssertionError inside tinygrad)."""
-
 @dataclass
 class CampaignStats:
   checked: int = 0
@@ -206,7 +203,6 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   """Fuzz ``e`` vs ``e.simplify()`` for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
-  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is written already
   db = open_example_db(db_dir)
   stats = CampaignStats()
   known = known_signatures(known_dir) if known_dir else {}
@@ -216,12 +212,11 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   shrink: list = [None]
   minimal: list = [None]   # (size, e, finding dict) of the smallest confirmed failure this round
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
-  class Stop(Exception): pass
   def check_one(e):
     if shrink[0] is not None:  # shrinking a refutation: stop (by passing) past the deadline or the budget
       shrink[0] += 1
       if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
-    elif time.perf_counter() > deadline: raise Stop()
+    elif time.perf_counter() > deadline: raise StopCampaign()
     try: v, s = check_expr(e, reading)
     except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): return
     stats.checked += 1
@@ -251,15 +246,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       if all(f["signature"] != d["signature"] for f in stats.findings): stats.findings.append(d)
     pending.unlink(missing_ok=True)
   rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
-  try:
-    while time.perf_counter() < deadline:
-      run = next(rounds)
-      shrink[0] = None
-      try: run()
-      except Stop: break
-      except (FoundBug, Flaky, FlakyFailure): pass       # a refutation: kept (and shrunk) above; keep fuzzing with a new seed
-      finally: finish_round()
-      if max_examples: break
+  try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
   finally:
     stats.seconds = time.perf_counter() - start
     if progress: print("\r" + stats.line(), flush=True)

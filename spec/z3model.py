@@ -231,7 +231,7 @@ class Z3Model:
         q, r = a / b, z3.SRem(a, b)  # z3py '/' on bit-vectors is signed, truncating (C)
         adjust = z3.And(r != zero, (r < zero) != (b < zero))
         res = {Ops.CDIV: q, Ops.CMOD: r, Ops.FLOORDIV: z3.If(adjust, q - self.const(1, dt), q), Ops.FLOORMOD: z3.If(adjust, r + b, r)}[op]
-        return res, z3.And(d, nz, z3.Not(ovf))
+        return res, (z3.And(d, nz, z3.Not(ovf)) if ub else z3.And(d, nz))  # MIN / -1: UB in C, wraps under WRAP (spec.ints.cdiv)
       q, r = z3.UDiv(a, b), z3.URem(a, b)
       return (q if op in (Ops.CDIV, Ops.FLOORDIV) else r), z3.And(d, nz)
     if op in (Ops.SHL, Ops.SHR):
