@@ -5,6 +5,7 @@ import re
 import pytest
 from uopcheck import cli
 from uopcheck.cli import main
+from conformance.isolated import run_isolated
 
 @pytest.mark.parametrize("argv", [["nope"], ["check", "--bogus"], ["fuzz", "graph", "--minutes", "x"], ["rules", "prove"], ["train", "--steps", "x"]])
 def test_usage_errors_exit_2(argv):
@@ -12,7 +13,9 @@ def test_usage_errors_exit_2(argv):
 
 def test_check_exits_0_clean_and_1_on_a_disagreement(capsys):
   assert main(["check", "matmul"]) == 0
-  assert main(["check", "matmul_relu_sum", "--scheduler", "uopcheck.fuzz.graph_campaign:_broken_scheduler"]) == 1
+  # under a broken scheduler, in a fresh interpreter (see conformance/isolated.py)
+  assert run_isolated("from uopcheck.cli import main\nprint(main(['check', 'matmul_relu_sum', '--scheduler', "
+                      "'uopcheck.fuzz.graph_campaign:_broken_scheduler']))") == 1
   assert main(["check", "no_such_graph"]) == 2
 
 def test_rules_verify_exits_1_exactly_when_a_rule_is_refuted(capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json, pathlib, subprocess, sys, time
 import pytest
 from uopcheck.fuzz.graph import check_program, load_graph_findings
-from uopcheck.fuzz.graph_campaign import _broken_scheduler
+from conformance.isolated import program_ok
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FAULTS = ROOT / "conformance" / "fault_schedulers.py"
@@ -13,13 +13,11 @@ RELU_SUM = {"inputs": [{"shape": [4, 4], "dtype": "float32", "seed": 3, "kind": 
             "steps": [["unary", "relu", 0], ["reduce", "max", 1, [1], False]], "outputs": [2]}
 
 def test_verdict_names_the_wrong_scheduler():
+  broken, stock = "uopcheck.fuzz.graph_campaign:_broken_scheduler", f"{FAULTS}:_stock"
   assert check_program(RELU_SUM).ok
-  v = check_program(RELU_SUM, candidate=_broken_scheduler)
-  assert not v.ok and v.wrong == "candidate" and v.summary.startswith("candidate:")
-  v = check_program(RELU_SUM, scheduler=_broken_scheduler, candidate=f"{FAULTS}:_stock")
-  assert not v.ok and v.wrong == "stock"
-  v = check_program(RELU_SUM, scheduler=_broken_scheduler, candidate=_broken_scheduler)
-  assert not v.ok and v.wrong == "both"
+  assert program_ok(RELU_SUM, candidate=broken) == {"ok": False, "wrong": "candidate", "kind": "mismatch"}
+  assert program_ok(RELU_SUM, scheduler=broken, candidate=stock) == {"ok": False, "wrong": "stock", "kind": "mismatch"}
+  assert program_ok(RELU_SUM, scheduler=broken, candidate=broken) == {"ok": False, "wrong": "both", "kind": "mismatch"}
 
 def _campaign(tmp_path, *extra, minutes="0.4", timeout=240):
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", minutes, "--workers", "1", "--seed", "2",

@@ -7,7 +7,10 @@ from hypothesis import given, settings, HealthCheck
 from uopcheck.spec import SpecError
 from uopcheck.fuzz import graph
 from uopcheck.fuzz.graph import programs, build_program, check_program, load_graph_findings, finalize
-from uopcheck.fuzz.graph_campaign import _broken_scheduler, known_graph_signatures
+from uopcheck.fuzz.graph_campaign import known_graph_signatures
+from conformance.isolated import program_ok
+
+BROKEN = "uopcheck.fuzz.graph_campaign:_broken_scheduler"
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "fuzz" / "findings"
@@ -34,8 +37,8 @@ def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_p
   assert not problems and not list((tmp_path / "f").glob("*.tmp")) and not list((tmp_path / "f").glob(".pending-*"))
   path, d = mismatches[0]
   assert d["blame"] not in ("", "flaky (passes on re-check)") and d["signature"] in report["new"]   # blamed on the shrunk case
-  assert not check_program(d["program"], scheduler=_broken_scheduler).ok   # replays under the bug
-  assert check_program(d["program"]).ok                                     # and passes without it
+  assert not program_ok(d["program"], scheduler=BROKEN)["ok"]   # replays under the bug (in a fresh interpreter: see isolated.py)
+  assert check_program(d["program"]).ok                          # and passes without it
 
 def test_graph_sigint_keeps_every_written_finding(tmp_path):
   env = {**os.environ, "PYTHONUNBUFFERED": "1"}
