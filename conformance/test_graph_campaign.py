@@ -4,7 +4,7 @@ from __future__ import annotations
 import json, pathlib, subprocess, sys, time
 import pytest
 from uopcheck.fuzz.graph import check_program, load_graph_findings
-from conformance.isolated import program_ok
+from conformance.isolated import program_ok, run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FAULTS = ROOT / "conformance" / "fault_schedulers.py"
@@ -23,7 +23,7 @@ def _campaign(tmp_path, *extra, minutes="0.4", timeout=240):
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", minutes, "--workers", "1", "--seed", "2",
          "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"), *extra]
   st = time.perf_counter()
-  p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+  p = run_cli(cmd, tmp_path, timeout)
   wall = time.perf_counter() - st
   report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
   return p, report, wall

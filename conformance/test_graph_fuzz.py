@@ -8,7 +8,7 @@ from uopcheck.spec import SpecError
 from uopcheck.fuzz import graph
 from uopcheck.fuzz.graph import programs, build_program, check_program, load_graph_findings, finalize
 from uopcheck.fuzz.graph_campaign import known_graph_signatures
-from conformance.isolated import program_ok
+from conformance.isolated import program_ok, run_cli
 
 BROKEN = "uopcheck.fuzz.graph_campaign:_broken_scheduler"
 
@@ -29,7 +29,7 @@ def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_p
   # a bounded, supervised campaign under a deliberately broken scheduler (every float MAX in a kernel becomes ADD)
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "1", "--workers", "1", "--seed", "5", "--self-test-bug",
          "--case-timeout", "20", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
-  p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+  p = run_cli(cmd, tmp_path, 240)
   report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
   found, problems = load_graph_findings(tmp_path / "f")
   mismatches = [(path, d) for path, d in found if d["failure"] == "mismatch"]
@@ -82,7 +82,7 @@ def test_graph_campaign_reports_despite_a_corrupt_finding_and_exits_by_the_rule(
   base = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--workers", "1", "--findings", str(tmp_path / "f")]
   bad_db = subprocess.run(base + ["--minutes", "0.05", "--db", str(tmp_path / "dbfile")], cwd=tmp_path, capture_output=True, text=True)
   assert bad_db.returncode == 2 and "is a file, not a directory" in bad_db.stderr and len(bad_db.stderr.strip().splitlines()) == 1
-  p = subprocess.run(base + ["--minutes", "0.3", "--seed", "1", "--db", str(tmp_path / "db")], cwd=tmp_path, capture_output=True, text=True)
+  p = run_cli(base + ["--minutes", "0.3", "--seed", "1", "--db", str(tmp_path / "db")], tmp_path, 240)
   assert p.returncode in (0, 1, 3), p.stderr[-2000:]
   report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
   assert report["cases"] > 0 and any("graph-garbage.json" in x for x in report["skipped_files"])
