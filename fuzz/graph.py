@@ -270,9 +270,10 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
       try: blame = check_per_kernel(lambda: build_program(desc), "fuzz", scheduler=sched).blame or "flaky (passes on re-check)"
       except Exception as e: blame = f"per-kernel check failed: {type(e).__name__}"
   # a bug of the candidate alone is its own; one stock rangeify has too ("stock", "both", or no candidate) is stock's bug
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{first_op(desc, v)}|{normalized(desc)}")
+  op, norm = first_op(desc, v), normalized(desc)
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op}|{norm}")
   d = {"kind": "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal", "failure": v.kind, "signature": sig,
-       "summary": v.summary, "blame": blame, "first_op": first_op(desc, v), "normalized": normalized(desc), "seed": seed, "program": desc}
+       "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong
   if kernels: d["kernels"] = [{"name": n, "source": src} for n, src in kernels]
   return d

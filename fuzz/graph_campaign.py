@@ -49,13 +49,13 @@ def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return 
 def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events) -> None:
   """Sort a finalized finding into new / known / uopcheck-internal, write it, and tell the supervisor."""
   stats.failures += 1
-  if d["kind"] == "uopcheck-internal": bucket, key = stats.internal, d["signature"]
-  elif d["signature"] in known: bucket, key = stats.known, known[d["signature"]]
-  else: bucket, key = stats.new, d["signature"]
-  if bucket is not stats.known: write_finding(d, findings_dir)
-  if key not in bucket:
+  if d["kind"] == "uopcheck-internal": name, key = "internal", d["signature"]
+  elif d["signature"] in known: name, key = "known", known[d["signature"]]
+  else: name, key = "new", d["signature"]
+  if name != "known": write_finding(d, findings_dir)
+  if key not in (bucket := getattr(stats, name)):
     bucket.append(key)
-    if events is not None: events.put(({id(stats.new): "new", id(stats.known): "known", id(stats.internal): "internal"}[id(bucket)], key))
+    if events is not None: events.put((name, key))
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
            known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
