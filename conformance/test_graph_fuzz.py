@@ -15,12 +15,38 @@ BROKEN = "uopcheck.fuzz.graph_campaign:_broken_scheduler"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "fuzz" / "findings"
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(programs())
-def test_graph_programs_are_valid_and_rebuild(desc):
+def _valid_and_rebuilds(desc):
   a = build_program(json.loads(json.dumps(desc)))  # survives a JSON round trip: a reproducer is self-contained
   b = build_program(desc)
   assert [t.shape for t in a] == [t.shape for t in b] and [t.dtype for t in a] == [t.dtype for t in b]
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs())
+def test_graph_programs_are_valid_and_rebuild(desc): _valid_and_rebuilds(desc)
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs(profile="large"))
+def test_graph_large_programs_are_valid_and_rebuild(desc): _valid_and_rebuilds(desc)
+
+def test_graph_generator_reaches_every_feature():
+  """Over a fixed sample the generator uses every step kind, every input distribution, every CPU dtype, both devices,
+  TinyJit, and (large profile) programs of >= 30 steps and >= 1M elements."""
+  from uopcheck.fuzz.program import ID_FIELDS, INPUT_KINDS, DTYPES, numel
+  seen, sizes = set(), []
+  @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+  @given(programs(), programs(profile="large"))
+  def collect(small, large):
+    for d in (small, large):
+      seen.update(f"step:{s[0]}" for s in d["steps"])
+      seen.update(f"kind:{i['kind']}" for i in d["inputs"]); seen.update(f"dtype:{i['dtype']}" for i in d["inputs"])
+      seen.update(f"dtype:{s[2]}" for s in d["steps"] if s[0] == "cast")
+      seen.update(f"device:{i['device']}" for i in d["inputs"]); seen.update("jit" for _ in range(bool(d.get("jit"))))
+    sizes.append((len(large["steps"]), max(numel(i["shape"]) for i in large["inputs"])))
+  collect()
+  want = {f"step:{k}" for k in ID_FIELDS} | {f"kind:{k}" for k in INPUT_KINDS} | {f"dtype:{d}" for d in DTYPES if d != "bool"} | \
+         {"device:CPU", "device:CPU:1", "jit"}
+  assert want <= seen, sorted(want - seen)
+  assert max(s for s, _ in sizes) >= 30 and max(n for _, n in sizes) >= 1 << 20, max(sizes)
 
 def test_graph_malformed_program_is_one_line_error():
   with pytest.raises(SpecError, match="malformed program description"): build_program({"inputs": [], "steps": [["unary", "neg", 3]], "outputs": [0]})

@@ -142,8 +142,18 @@ def run(x, device:str="CPU", hcq2:bool=True, scheduler:str|Callable|None=None, c
   res = FastResult([], device=device, hcq2=hcq2)
   sched = load_scheduler(scheduler)
   if check_spec: res.spec_checked["tensor"] = sum(verify(t.uop, "tensor") for t in tensors)
+  return _realize_captured(lambda: tensors, res, sched, check_spec)
+
+def run_fn(fn:Callable[[], list[Tensor]], device:str="CPU", hcq2:bool=True, scheduler:str|Callable|None=None, check_spec:bool=True) -> FastResult:
+  """Like ``run``, for Tensors that ``fn`` makes under the capture (e.g. a TinyJit call: its compiles are captured, its
+  replays run the captured kernels)."""
+  res = FastResult([], device=device, hcq2=hcq2)
+  return _realize_captured(lambda: [t if t.device == device else t.to(device) for t in _as_tensors(fn())], res, load_scheduler(scheduler), check_spec)
+
+def _realize_captured(make:Callable[[], list[Tensor]], res:FastResult, sched:Callable, check_spec:bool) -> FastResult:
   st = time.perf_counter()
-  with hcq2_mode(hcq2), capture(res, sched):
+  with hcq2_mode(res.hcq2), capture(res, sched):
+    tensors = make()
     Tensor.realize(*tensors)
     res.outputs = [to_numpy(t) for t in tensors]
   res.wall_s = time.perf_counter() - st

@@ -32,6 +32,7 @@ class GraphStats:
   new: list = field(default_factory=list)        # signatures of new tinygrad findings
   known: list = field(default_factory=list)      # files of the shipped corpus matched
   internal: list = field(default_factory=list)   # signatures of uopcheck-internal failures
+  flaky: list = field(default_factory=list)      # signatures of failures that did not reproduce (not findings)
   seconds: float = 0.0
 
 _self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
@@ -50,6 +51,7 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events) -> N
   """Sort a finalized finding into new / known / uopcheck-internal, write it, and tell the supervisor."""
   stats.failures += 1
   if d["kind"] == "uopcheck-internal": name, key = "internal", d["signature"]
+  elif d["kind"] == "flaky": name, key = "flaky", d["signature"]
   elif d["signature"] in known: name, key = "known", known[d["signature"]]
   else: name, key = "new", d["signature"]
   if name != "known": write_finding(d, findings_dir)
@@ -59,7 +61,7 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events) -> N
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
            known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
-           round_offset:int=0) -> GraphStats:
+           round_offset:int=0, profile:str="small") -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature."""
@@ -111,7 +113,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     _record(stats, d, known, findings_dir, events)
     pending.unlink(missing_ok=True)
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
-  rounds = campaign_rounds(check_one, programs(), db, max_examples, seed_of)
+  rounds = campaign_rounds(check_one, programs(profile=profile), db, max_examples, seed_of)
   try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
   finally:
     current.unlink(missing_ok=True)
@@ -120,13 +122,13 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
 
 # ** the supervisor **
 
-def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events):
+def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile):
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
   from uopcheck.fast.runner import load_scheduler
   sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
   cand = load_scheduler(candidate) if candidate else None
   worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-         events=events, round_offset=round_offset)
+         events=events, round_offset=round_offset, profile=profile)
   if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
     from uopcheck import rulecov
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
@@ -144,7 +146,7 @@ def _lost_case(findings_dir:str, wid:int, kind:str, why:str, seed, known:dict) -
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, report_dir:str="reports", scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S) -> dict:
+                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small") -> dict:
   import multiprocessing as mp
   open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
   from uopcheck.fast.runner import load_scheduler
@@ -155,13 +157,13 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start = time.perf_counter(); deadline = start + minutes * 60
-  got: dict[str, set] = {"new": set(), "known": set(), "internal": set()}
+  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set()}
   lost: list[str] = []
   restarts = 0
   sched = "self-test-bug" if self_test_bug else scheduler
   def launch(wid:int, offset:int):
     left = max(0.0, (deadline - time.perf_counter()) / 60)
-    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events),
+    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events, profile),
                     daemon=True)
     p.start()
     return p
@@ -209,11 +211,11 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
   summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
              "cases_per_min": round(counters[0] / el * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
-             "candidate": candidate, "case_timeout_s": case_timeout, "worker_restarts": restarts, "lost_cases": lost,
+             "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
              "new": sorted(got["new"]), "known": sorted(got["known"]),
              "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal
                                    if d["signature"] in got["internal"]],
-             "skipped_files": problems,
+             "flaky": sorted(got["flaky"]), "skipped_files": problems,
              "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                            "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
   print()
@@ -225,10 +227,11 @@ def write_report(summary:dict, report_dir:str) -> None:
   atomic_write_json(p / "graph_campaign.json", summary)
   lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
            f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
-           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min)" + (" (interrupted)" if summary["interrupted"] else ""),
+           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')})" + (" (interrupted)" if summary["interrupted"] else ""),
            f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
            f"- hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
-           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}", "",
+           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
+           f"- flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}", "",
            "| file | new | wrong scheduler | blame | summary |", "|---|---|---|---|---|"]
   lines += [f"| {f['file']} | {'NEW' if f['new'] else 'seen before'} | {f['wrong_scheduler'] or '-'} | {f['blame'] or '-'} | "
             f"{f['summary'].replace('|', '/')[:120]} |" for f in summary["findings"]]
@@ -241,6 +244,6 @@ def write_report(summary:dict, report_dir:str) -> None:
 
 def main(args) -> int:
   s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                   candidate=args.scheduler, case_timeout=args.case_timeout)
+                   candidate=args.scheduler, case_timeout=args.case_timeout, profile=getattr(args, "profile", "small"))
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

@@ -228,7 +228,7 @@ class TensorInterpreter:
       v = v.reshape((1,) * (len(shape) - v.ndim) + v.shape)
       keep = [i for i in range(len(shape)) if v.shape[i] == shape[i] and not (shape[i] > 1 and v.strides[i] == 0)]
       idx = tuple(slice(None) if i in keep else 0 for i in range(len(shape)))
-      return np.ascontiguousarray(v[idx], dtype=np.float64), "".join(letters[i] for i in keep)
+      return np.array(v[idx], dtype=np.float64, order="C"), "".join(letters[i] for i in keep)
     (xa, xs), (ya, ys) = operand(x.value), operand(y.value)
     present = set(xs) | set(ys)
     out_axes = [perm[i] for i in range(u.arg[1], len(shape))]       # MUL axes, in the REDUCE's output order

@@ -90,8 +90,36 @@ def llama_block(seed=0, backward=False):
 
 def llama_block_backward(seed=0): return llama_block(seed, backward=True)
 
+def flip_conv(seed=0):
+  """A transposed-convolution-like flip: the kernel flipped on both spatial axes, and the output flipped back (an
+  image-augmentation mirror) -- flips on padded, merged axes."""
+  r = np.random.default_rng(seed)
+  x, w = _rand(r, 1, 2, 7, 7), _rand(r, 3, 2, 3, 3, scale=0.3)
+  return x.flip(3).conv2d(w.flip((2, 3)), padding=1).flip(3).reshape(3, 49).flip(1)
+
+def sgd_assign(seed=0):
+  """An in-place optimizer step: weights and momentum updated with assign (what every training loop does), and the
+  updated weights read again in the same step."""
+  r = np.random.default_rng(seed)
+  w, m, g = _rand(r, 16, 8).realize(), _rand(r, 16, 8, scale=0.1).realize(), _rand(r, 16, 8)
+  m.assign(m * 0.9 + g)
+  w.assign(w - m * 0.01)
+  return [w, m, (w * w).sum(axis=1)]
+
+def multi_reduce(seed=0):
+  """Several reductions in one graph, some over the result of another and after reshapes: mean/var normalisation of
+  a grouped tensor (group norm), a max over the reduced means, a reduction over a merged axis."""
+  r = np.random.default_rng(seed)
+  x = _rand(r, 2, 6, 5, 5, scale=2)
+  g = x.reshape(2, 3, 2 * 5 * 5)
+  mean = g.mean(-1, keepdim=True)
+  var = ((g - mean) ** 2).mean(-1, keepdim=True)
+  y = ((g - mean) / (var + 1e-5).sqrt()).reshape(2, 6, 5, 5)
+  return [y, mean.max(1), y.reshape(2, 150).sum(1) - x.sum((1, 2, 3)), (x.max(-1) - x.min(-1)).sum(-1)]
+
 REAL_GRAPHS: dict[str, Callable] = {
   "matmul": matmul, "matmul_relu_sum": matmul_relu_sum, "conv2d": conv2d, "conv2d_strided": conv2d_strided, "softmax": softmax,
   "log_softmax": log_softmax, "layernorm": layernorm, "rmsnorm": rmsnorm, "attention": attention, "embedding": embedding,
   "cumsum": cumsum, "argmax": argmax, "gelu_mlp": gelu_mlp, "llama_block": llama_block, "llama_block_backward": llama_block_backward,
+  "flip_conv": flip_conv, "sgd_assign": sgd_assign, "multi_reduce": multi_reduce,
 }

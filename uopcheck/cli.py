@@ -188,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
                  "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
   f.add_argument("--case-timeout", type=float, default=60.0, help="graph: seconds one case may run before it is a hang finding")
+  f.add_argument("--profile", choices=["small", "large"], default="small",
+                 help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
   r = sub.add_parser("rules", help="rewrite rules: verify each symbolic rule with z3")

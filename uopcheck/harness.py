@@ -76,8 +76,10 @@ def _depth(root:UOp) -> int:
   return sum(1 for u in root.toposort(enter_calls=False) if u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.EXP2, Ops.LOG2, Ops.SIN,
                                                                        Ops.SQRT, Ops.RECIPROCAL, Ops.POW, Ops.REDUCE, Ops.MULACC))
 
-def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None) -> CaseResult:
-  """Run one case: reference then fast path, compare every output."""
+def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None,
+          realize:Callable[[list[Tensor]], fast.FastResult]|None=None) -> CaseResult:
+  """Run one case: reference then fast path, compare every output. ``realize`` replaces the fast path's ``fast.run`` (e.g. a
+  TinyJit replay that computes the same outputs from its own copies of the inputs)."""
   res = CaseResult(name, False, failed_in="build")
   try:
     tensors = _tensors(build())
@@ -92,7 +94,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")
     res.failed_in = "fast"
-    f = fast.run(tensors, hcq2=hcq2, scheduler=scheduler)
+    f = fast.run(tensors, hcq2=hcq2, scheduler=scheduler) if realize is None else realize(tensors)
     res.fast_s, res.kernels = f.wall_s, len(f.kernels)
     ok = True
     for i, (t, r, fo) in enumerate(zip(tensors, ref_out, f.outputs)):
