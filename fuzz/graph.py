@@ -113,7 +113,8 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
       if blame == FLAKY and check_program(desc, scheduler, candidate).ok: kind = "flaky"
   # a bug of the candidate alone is its own; one stock rangeify has too ("stock", "both", or no candidate) is stock's bug
   op, norm = first_op(desc, v), normalized(desc)
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op}|{norm}")
+  # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op}|{norm if not blame.startswith('runtime (TinyJit') else 'jit'}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong
