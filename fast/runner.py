@@ -34,6 +34,7 @@ class FastResult:
   device: str = "CPU"
   hcq2: bool = True
   wall_s: float = 0.0
+  compile_s: float = 0.0   # time in tinygrad's lower_and_compile (codegen + compiler) during this run
   spec_checked: dict[str, int] = field(default_factory=dict)
 
 def load_scheduler(spec:str|Callable|None) -> Callable:
@@ -98,7 +99,9 @@ def _program_name_source(prg:UOp) -> tuple[str, str]:
   return (prg.arg.function_name if hasattr(prg.arg, "function_name") else str(prg.src[0].arg.name)), src
 
 def _hooked_lower_and_compile(linear:UOp) -> UOp:
+  st = time.perf_counter()
   out = _orig_lower_and_compile(linear)
+  if (res := _STATE["result"]) is not None: res.compile_s += time.perf_counter() - st
   if (log := _STATE["compile_log"]) is not None: log.append((linear, out))  # fast.jit_capture: what TinyJit compiled
   programs = [(call_in, call.src[0]) for call_in, call in zip(linear.src, out.src) if call.op is Ops.CALL and call.src[0].op is Ops.PROGRAM]
   if (result := _STATE["result"]) is not None:

@@ -5,6 +5,7 @@
   uopcheck spec [--op NAME]                                                    the op table
   uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
+  uopcheck compare-schedulers A B [--corpus DIR] [--fuzz N]                     correctness and cost of two schedulers
   uopcheck findings promote FILE ...                                           move reviewed findings into the shipped corpus
   uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
@@ -152,6 +153,12 @@ def _cmd_coverage(args) -> int:
   if "html" in args.report: print(f"HTML report: {rulecov.write_html(rep, d / 'html')}")
   return rc
 
+def _cmd_compare(args) -> int:
+  from uopcheck.spec import SpecError
+  if args.a == args.b: raise SpecError(f"compare-schedulers: A and B are both {args.a!r}")
+  from uopcheck import compare
+  return compare.main(args)
+
 def _cmd_amd(args) -> int:
   from uopcheck.amd import cli as amd_cli
   return amd_cli.main(args)
@@ -199,6 +206,17 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--seed", type=int, default=0)
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
   r.set_defaults(fn=_cmd_rules)
+  cs = sub.add_parser("compare-schedulers", help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
+  cs.add_argument("a", help="scheduler A: 'rangeify' (tinygrad's own), package.module:fn or file.py:fn")
+  cs.add_argument("b", help="scheduler B, written like A")
+  cs.add_argument("--graphs", nargs="*", default=None, help="real graphs from uopcheck.catalog (default: all; give none for no real graphs)")
+  cs.add_argument("--corpus", default=None, help="a directory of graph-*.json fuzz findings to run as cases")
+  cs.add_argument("--fuzz", type=int, default=0, help="also this many graph-fuzz programs drawn from --seed")
+  cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
+  cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
+  cs.add_argument("--report-dir", default="reports", help="where compare_schedulers.json and .png go")
+  cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
+  cs.set_defaults(fn=_cmd_compare)
   fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
