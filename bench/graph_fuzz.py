@@ -2,19 +2,19 @@
 
 For each size class a fixed set of random programs (seeded) is checked ref vs fast twice per worker process:
 the first pass compiles (cold), the second finds tinygrad's compile caches warm. Two processes run at once, so
-the reported rate is what a 2-worker campaign gets. Target: >= 200 cases/min for <= 6 ops and <= 4k elements, warm."""
+the reported rate is what a 2-worker campaign gets. The last row is the ``large`` profile (``--profile large``). Target: >= 200 cases/min for <= 6 ops and <= 4k elements, warm."""
 from __future__ import annotations
 import multiprocessing as mp, sys, time
 
 def _run(args):
-  n, max_steps, max_elems, seed = args
+  n, max_steps, max_elems, seed, profile = args
   import uopcheck  # noqa: F401
   from hypothesis import given, settings, HealthCheck, seed as hseed, Phase
   from uopcheck.fuzz.graph import programs, check_program
   descs = []
   @hseed(seed)
   @settings(max_examples=n, deadline=None, suppress_health_check=list(HealthCheck), database=None, phases=[Phase.generate])
-  @given(programs(max_steps=max_steps, max_elems=max_elems))
+  @given(programs(max_steps=max_steps, max_elems=max_elems, profile=profile))
   def collect(d): descs.append(d)
   collect()
   times = []
@@ -28,8 +28,9 @@ def main(n:int=40):
   ctx = mp.get_context("spawn")
   print(f"{'size class':28s} {'cases':>6s} {'cold cases/min':>15s} {'warm cases/min':>15s}")
   base = None
-  for label, steps, elems in [("<= 2 ops, <= 256 elems", 2, 256), ("<= 6 ops, <= 4k elems", 6, 4096), ("<= 12 ops, <= 64k elems", 12, 65536)]:
-    with ctx.Pool(2) as pool: res = pool.map(_run, [(n, steps, elems, s) for s in (1, 2)])
+  for label, steps, elems, profile in [("<= 2 ops, <= 256 elems", 2, 256, "small"), ("<= 6 ops, <= 4k elems", 6, 4096, "small"),
+                                      ("<= 12 ops, <= 64k elems", 12, 65536, "small"), ("large: <= 40 steps, <= 2M elems", None, None, "large")]:
+    with ctx.Pool(2) as pool: res = pool.map(_run, [(n if profile == "small" else max(4, n // 8), steps, elems, s, profile) for s in (1, 2)])
     cases = sum(r[0] for r in res)
     cold = cases / max(r[1] for r in res) * 60
     warm = cases / max(r[2] for r in res) * 60

@@ -6,6 +6,7 @@
   uopcheck conformance [-- PYTEST ARGS]                                        pytest conformance/ (from a checkout)
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
   uopcheck compare-schedulers A B [--corpus DIR] [--fuzz N]                     correctness and cost of two schedulers
+  uopcheck mutate [ID ...] [--detectors check,graph,rules,conformance]         kill table of tinygrad mutants
   uopcheck findings promote FILE ...                                           move reviewed findings into the shipped corpus
   uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
@@ -159,6 +160,11 @@ def _cmd_compare(args) -> int:
   from uopcheck import compare
   return compare.main(args)
 
+def _cmd_mutate(args) -> int:
+  from uopcheck.fuzz import mutate
+  if args.detectors == "none": args.detectors = ""
+  return mutate.main(args)
+
 def _cmd_amd(args) -> int:
   from uopcheck.amd import cli as amd_cli
   return amd_cli.main(args)
@@ -217,6 +223,16 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--report-dir", default="reports", help="where compare_schedulers.json and .png go")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
   cs.set_defaults(fn=_cmd_compare)
+  mu = sub.add_parser("mutate", help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
+  mu.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog; see --list)")
+  mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
+  mu.add_argument("--detectors", default="check,graph,rules,conformance", help="comma-separated, run in this order; 'none' for witnesses only")
+  mu.add_argument("--all-detectors", action="store_true", help="run every detector on every mutant (default: stop at the first that catches it)")
+  mu.add_argument("--graph-minutes", type=float, default=1.0, help="length of the graph-fuzz campaign per mutant")
+  mu.add_argument("--workers", type=int, default=1, help="graph-fuzz workers per mutant")
+  mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
+  mu.add_argument("--report-dir", default="reports", help="where mutate.json goes")
+  mu.set_defaults(fn=_cmd_mutate)
   fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")

@@ -1,0 +1,192 @@
+"""``uopcheck mutate``: score uopcheck's detectors against deliberate bugs in tinygrad (the catalog: ``fuzz/mutants.py``).
+
+For each mutant: copy the installed tinygrad package into a private directory, apply the mutant's one-text edit there
+(the installed package is never touched), and run everything in subprocesses whose ``PYTHONPATH`` puts the copy first.
+First the witness runs, on the stock package and on the mutant: a mutant is *live* only if its witness agrees with numpy
+on stock and not under the mutant (a crash under the mutant counts as live). Then the chosen detectors run in order:
+
+- ``check``: ``uopcheck check`` on every real graph -- caught when it reports a disagreement or fails (exit 1 or 3);
+- ``graph``: a graph-fuzz campaign of ``--graph-minutes`` -- caught when it saves a finding whose program passes on
+  stock tinygrad (re-checked in a stock subprocess, so a bug tinygrad already has never counts as a kill);
+- ``rules``: ``rules verify`` -- caught when a rule on the mutated line is refuted (only for rule files);
+- ``conformance``: a pytest subset (ALU, casts, movement, reductions, int semantics, kernels) -- caught when it fails.
+
+The kill table lists each mutant, its layer, liveness, the detector that caught it and the seconds until it did."""
+from __future__ import annotations
+import json, os, pathlib, shutil, subprocess, sys, tempfile, time
+from dataclasses import dataclass, field, asdict
+from uopcheck.spec.errors import SpecError
+from uopcheck.fuzz.mutants import Mutant, MUTANTS, BY_ID
+
+DETECTORS = ("check", "graph", "rules", "conformance")
+CONFORMANCE_SUBSET = ["conformance/test_alu.py", "conformance/test_cast.py", "conformance/test_movement.py", "conformance/test_reduce.py",
+                      "conformance/test_int_semantics.py", "conformance/test_kernel.py"]
+RULE_FILES = {"uop/symbolic.py", "uop/divandmod.py"}
+PROJECT = pathlib.Path(__file__).resolve().parent.parent
+
+@dataclass
+class KillRow:
+  mutant: str
+  layer: str
+  live: str                       # live | live (crash) | not live | witness fails on stock
+  caught_by: str = ""             # the first detector that caught it ("" = survived)
+  seconds: float = 0.0            # from the first detector's start to the catch
+  detectors: dict = field(default_factory=dict)   # detector -> "caught: ..." | "missed: ..." | "n/a" | "skipped"
+
+def tinygrad_dir() -> pathlib.Path:
+  import importlib.util
+  spec = importlib.util.find_spec("tinygrad")
+  if spec is None or spec.origin is None: raise SpecError("tinygrad is not installed")
+  return pathlib.Path(spec.origin).parent
+
+def line_of(text:str, old:str) -> int: return text[:text.index(old)].count("\n") + 1
+
+def check_applies(m:Mutant, src:pathlib.Path|None=None) -> int:
+  """The line the mutant edits in the installed tinygrad; SpecError when its text is not there exactly once."""
+  text = ((src or tinygrad_dir()) / m.file).read_text()
+  if (n := text.count(m.old)) != 1: raise SpecError(f"mutant {m.id}: its text occurs {n} times in tinygrad/{m.file} (must be exactly once)")
+  return line_of(text, m.old)
+
+def make_copy(m:Mutant, into:pathlib.Path) -> pathlib.Path:
+  """A private copy of tinygrad with the mutant applied; returns the directory to put first on PYTHONPATH."""
+  site = into / "site"
+  shutil.copytree(tinygrad_dir(), site / "tinygrad", ignore=shutil.ignore_patterns("__pycache__"))
+  f = site / "tinygrad" / m.file
+  check_applies(m, site / "tinygrad")
+  f.write_text(f.read_text().replace(m.old, m.new))
+  return site
+
+def env_for(site:pathlib.Path|None) -> dict:
+  env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+  if site is not None: env["PYTHONPATH"] = os.pathsep.join([str(site), str(PROJECT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+  return env
+
+def _run(cmd:list[str], env:dict, cwd, timeout:float) -> tuple[int, str]:
+  """A subprocess in its own process group, killed whole past ``timeout`` (rc -9)."""
+  import signal
+  p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+  try: out, _ = p.communicate(timeout=timeout)
+  except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL); out, _ = p.communicate()
+    return -9, (out or "")[-3000:]
+  return p.returncode, out[-3000:]
+
+WITNESS_TAIL = """
+import json as _j
+_got, _want = np.asarray(got), np.asarray(want)
+_same = _got.shape == _want.shape and (np.array_equal(_got, _want) if _want.dtype.kind in 'biu' else
+                                       np.allclose(_got, _want, rtol=1e-5, atol=1e-6, equal_nan=True))
+import tinygrad
+print(_j.dumps({"same": bool(_same), "tinygrad": tinygrad.__file__}))
+"""
+
+def witness(m:Mutant, site:pathlib.Path|None, cwd) -> tuple[bool|None, str]:
+  """(True: agrees with numpy, False: differs, None: crashed), and which tinygrad ran."""
+  code = "import numpy as np\nfrom tinygrad import Tensor, dtypes\n" + m.witness + WITNESS_TAIL
+  rc, out = _run([sys.executable, "-c", code], env_for(site), cwd, 300)
+  try: d = json.loads(out.strip().splitlines()[-1])
+  except (ValueError, IndexError): return None, out[-300:]
+  return d["same"], d["tinygrad"]
+
+def _cli(args:list[str]) -> list[str]: return [sys.executable, "-m", "uopcheck.cli", *args]
+
+def detect_check(m, site, work, opts) -> tuple[bool, str]:
+  rc, out = _run(_cli(["check"]), env_for(site), work, opts.get("check_timeout", 900))
+  fails = [ln.split()[0] for ln in out.splitlines() if " FAIL " in f" {ln} " and not ln.startswith("uopcheck")]
+  return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
+
+def detect_graph(m, site, work, opts) -> tuple[bool, str]:
+  fdir = work / "graph-findings"
+  minutes = opts.get("graph_minutes", 1.0)
+  rc, out = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
+                       "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30"]), env_for(site), work, minutes * 60 + 240)
+  files = sorted(fdir.glob("graph-*.json"))
+  if not files: return False, f"exit {rc}; no finding"
+  # a kill needs a program that passes on stock tinygrad: re-check every finding there
+  code = ("import json, sys\nfrom uopcheck.fuzz.graph import check_program\nok = []\n"
+          "for f in sys.argv[1:]:\n  d = json.load(open(f))\n  ok.append(f if check_program(d['program']).ok else None)\n"
+          "print(json.dumps([x for x in ok if x]))")
+  rc2, out2 = _run([sys.executable, "-c", code, *map(str, files)], env_for(None), work, 600)
+  try: passing = json.loads(out2.strip().splitlines()[-1])
+  except (ValueError, IndexError): return False, f"{len(files)} findings; stock re-check failed (exit {rc2})"
+  if passing: return True, f"{len(passing)}/{len(files)} findings pass on stock, e.g. {pathlib.Path(passing[0]).name}"
+  return False, f"{len(files)} findings, all also fail on stock tinygrad (its own bugs)"
+
+def detect_rules(m, site, work, opts) -> tuple[bool, str]:
+  if m.file not in RULE_FILES: return False, "n/a"
+  line = check_applies(m)
+  code = ("import json\nfrom uopcheck.fuzz.rules import verify_rules\nfrom uopcheck.spec.ints import OverflowReading\n"
+          "ts = verify_rules(['symbolic', 'divandmod'], instances=20, seed=0, reading=OverflowReading('wrap'))\n"
+          "print(json.dumps(sorted({t.rule for t in ts if t.refuted})))")
+  rc, out = _run([sys.executable, "-c", code], env_for(site), work, opts.get("rules_timeout", 900))
+  try: refuted = json.loads(out.strip().splitlines()[-1])
+  except (ValueError, IndexError): return rc != 0, f"rules verify failed (exit {rc})"
+  hit = [r for r in refuted if r == f"{m.file}:{line}"]
+  return bool(hit), f"refuted {hit[0]}" if hit else f"{len(refuted)} refuted, none at {m.file}:{line}"
+
+def detect_conformance(m, site, work, opts) -> tuple[bool, str]:
+  rc, out = _run([sys.executable, "-m", "pytest", *CONFORMANCE_SUBSET, "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
+                 env_for(site), PROJECT, opts.get("conformance_timeout", 900))
+  last = next((ln for ln in reversed(out.splitlines()) if ln.strip()), "")
+  return rc not in (0, 5), f"exit {rc}: {last[:120]}"
+
+DETECTOR_FNS = {"check": detect_check, "graph": detect_graph, "rules": detect_rules, "conformance": detect_conformance}
+
+def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detectors:bool=False, progress=print, **opts) -> list[KillRow]:
+  mutants = [BY_ID[i] for i in ids] if ids else MUTANTS
+  rows = []
+  for k, m in enumerate(mutants):
+    with tempfile.TemporaryDirectory(prefix=f"uopcheck-mutant-{m.id}-") as tmp:
+      work = pathlib.Path(tmp)
+      site = make_copy(m, work)
+      rc, out = _run([sys.executable, "-c", "import tinygrad; print(tinygrad.__file__)"], env_for(site), work, 120)
+      if rc != 0 or not out.strip().splitlines()[-1:] or not out.strip().splitlines()[-1].startswith(str(site)):
+        raise SpecError(f"mutant {m.id}: the private copy of tinygrad does not import first on PYTHONPATH (exit {rc}): {out[-200:]!r}")
+      stock, _ = witness(m, None, work)
+      under, which = witness(m, site, work)
+      if under is not None and not which.startswith(str(site)): raise SpecError(f"mutant {m.id}: the witness ran {which}, not the private copy")
+      live = "witness fails on stock" if stock is not True else "live" if under is False else "live (crash)" if under is None else "not live"
+      row = KillRow(m.id, m.layer, live)
+      if live.startswith("live"):
+        start = time.perf_counter()
+        for d in detectors:
+          if row.caught_by and not all_detectors: row.detectors[d] = "skipped"; continue
+          caught, detail = DETECTOR_FNS[d](m, site, work, opts)
+          row.detectors[d] = "n/a" if detail == "n/a" else f"{'caught' if caught else 'missed'}: {detail}"
+          if caught and not row.caught_by: row.caught_by, row.seconds = d, round(time.perf_counter() - start, 1)
+      rows.append(row)
+      progress(f"[{k + 1}/{len(mutants)}] {m.id}: {live}" + (f", caught by {row.caught_by} in {row.seconds:.0f} s" if row.caught_by else
+                                                             ", SURVIVED" if live.startswith("live") and detectors else ""))
+  return rows
+
+def score(rows:list[KillRow]) -> tuple[int, int]:
+  live = [r for r in rows if r.live.startswith("live")]
+  return sum(bool(r.caught_by) for r in live), len(live)
+
+def table(rows:list[KillRow]) -> str:
+  lines = [f"{'mutant':28s} {'layer':22s} {'live':12s} {'caught by':12s} {'s':>6s}  details", "-" * 110]
+  for r in rows:
+    det = "; ".join(f"{d}: {v}" for d, v in r.detectors.items() if v not in ("skipped", "n/a"))
+    lines.append(f"{r.mutant:28s} {r.layer:22s} {r.live:12s} {r.caught_by or ('SURVIVED' if r.live.startswith('live') else '-'):12s} "
+                 f"{r.seconds:6.0f}  {det[:160]}")
+  k, n = score(rows)
+  lines.append(f"\nmutation score: {k}/{n} live mutants caught ({100 * k / max(n, 1):.0f}%); {len(rows) - n} not live")
+  return "\n".join(lines)
+
+def main(args) -> int:
+  from uopcheck.fuzz.findings_io import atomic_write_json
+  if args.list:
+    for m in MUTANTS: print(f"{m.id:28s} {m.layer:22s} tinygrad/{m.file}:{check_applies(m)}  {m.what}")
+    return 0
+  if unknown := [i for i in (args.ids or []) if i not in BY_ID]: raise SpecError(f"unknown mutant(s) {unknown}; see uopcheck mutate --list")
+  dets = tuple(d for d in args.detectors.split(",") if d)
+  if bad := [d for d in dets if d not in DETECTORS]: raise SpecError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
+  for m in (BY_ID[i] for i in args.ids) if args.ids else MUTANTS: check_applies(m)   # every edit applies before anything runs
+  rows = run(args.ids, dets, args.all_detectors, graph_minutes=args.graph_minutes, workers=args.workers, seed=args.seed)
+  print(table(rows))
+  k, n = score(rows)
+  out = pathlib.Path(args.report_dir)
+  atomic_write_json(out / "mutate.json", {"detectors": list(dets), "graph_minutes": args.graph_minutes, "caught": k, "live": n,
+                                          "rows": [asdict(r) for r in rows]})
+  print(f"JSON: {out / 'mutate.json'}")
+  return 0 if k == n else 1   # a live mutant no detector caught is a finding about uopcheck itself
