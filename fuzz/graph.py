@@ -5,7 +5,7 @@ that draws programs ``fuzz/graph_strategy.py``, the campaign that runs it ``fuzz
 (``"jit": n``) is checked call by call: each TinyJit call (run, capture, replays) against the reference on that call's
 inputs and Variable values."""
 from __future__ import annotations
-import dataclasses, json, os, pathlib
+import dataclasses, json, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
@@ -53,9 +53,15 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
   return GraphVerdict(True)
 
 def _check_with(desc:dict, scheduler) -> GraphVerdict:
-  if desc.get("jit"): return _check_jit(desc, scheduler)
+  """One scheduler's verdict; tinygrad raising on a valid program is a ``crash`` verdict of that scheduler."""
   from uopcheck import harness
-  return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
+  try:
+    if desc.get("jit"): return _check_jit(desc, scheduler)
+    return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
+  except Exception as e:
+    if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
+      return _check_with({k: v for k, v in desc.items() if k != "jit"}, scheduler)
+    return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
 
 def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
   """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
@@ -95,7 +101,7 @@ def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   from uopcheck.fast.kernel_check import check_per_kernel
   sched = candidate if v.wrong == "candidate" else scheduler
   plain = {k: x for k, x in desc.items() if k != "jit"}
-  if desc.get("jit") and v.summary.startswith("TinyJit"):
+  if desc.get("jit") and "TinyJit call" in v.summary:
     if _check_with(plain, sched).ok: return "runtime (TinyJit capture/replay; the plain run agrees)"
   try: return check_per_kernel(lambda: build_program(plain), "fuzz", scheduler=sched).blame or FLAKY
   except Exception as e: return f"per-kernel check failed: {type(e).__name__}"
@@ -110,11 +116,15 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
     blame = v.kind
     if v.kind in ("mismatch", "spec-error"):
       blame = _blame(desc, v, scheduler, candidate)
-      if blame == FLAKY and check_program(desc, scheduler, candidate).ok: kind = "flaky"
+      if blame == FLAKY:
+        if check_program(desc, scheduler, candidate).ok: kind = "flaky"
+        else: blame = "scheduler (each kernel agrees on its own: the order, dependencies or copies between them do not)"
   # a bug of the candidate alone is its own; one stock rangeify has too ("stock", "both", or no candidate) is stock's bug
   op, norm = first_op(desc, v), normalized(desc)
   # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op}|{norm if not blame.startswith('runtime (TinyJit') else 'jit'}")
+  # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
+  what = re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1])[:80] if v.kind == "crash" else norm if not blame.startswith("runtime (TinyJit") else "jit"
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' else ''}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong
