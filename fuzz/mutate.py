@@ -68,8 +68,8 @@ def _run(cmd:list[str], env:dict, cwd, timeout:float) -> tuple[int, str]:
   try: out, _ = p.communicate(timeout=timeout)
   except subprocess.TimeoutExpired:
     os.killpg(p.pid, signal.SIGKILL); out, _ = p.communicate()
-    return -9, (out or "")[-3000:]
-  return p.returncode, out[-3000:]
+    return -9, out or ""
+  return p.returncode, out
 
 WITNESS_TAIL = """
 import json as _j
@@ -91,8 +91,8 @@ def witness(m:Mutant, site:pathlib.Path|None, cwd) -> tuple[bool|None, str]:
 def _cli(args:list[str]) -> list[str]: return [sys.executable, "-m", "uopcheck.cli", *args]
 
 def detect_check(m, site, work, opts) -> tuple[bool, str]:
-  rc, out = _run(_cli(["check"]), env_for(site), work, opts.get("check_timeout", 900))
-  fails = [ln.split()[0] for ln in out.splitlines() if " FAIL " in f" {ln} " and not ln.startswith("uopcheck")]
+  rc, out = _run(_cli(["check", *opts.get("check_graphs", [])]), env_for(site), work, opts.get("check_timeout", 900))
+  fails = [ln.split()[0] for ln in out.splitlines() if ln.split()[1:2] == ["FAIL"]]
   return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
 
 def detect_graph(m, site, work, opts) -> tuple[bool, str]:
