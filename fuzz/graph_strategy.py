@@ -35,7 +35,8 @@ FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
 INPUT_DTYPES = ["float32", "float32", "float16", "bfloat16", "float64", "int32", "int8", "int16", "int64", "uint8", "uint16", "uint32", "uint64"]
 SUM_KEEPS_DTYPE = {"float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "uint64"}
 ITEMSIZE = {d: DTYPES[d].itemsize for d in DTYPES}
-KINDS = ["unary", "binary", "binary", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul", "cumsum", "contiguous",
+CONSTS = [2, 4, 8, 16, 1, 3, 5, 7, 0, -1, -2, -4, -3, 15, 17, 32, 64, 127, 128, 255, 256]
+KINDS = ["unary", "binary", "binary", "const", "const", "flip", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul", "cumsum", "contiguous",
          "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce"]
 
 def _chances(p:float) -> list[bool]:
@@ -83,7 +84,7 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     if i is None: continue
     s, d, dev = vals[i]
     isf = is_float(d)
-    if len(s) == 0 and kind in ("reduce", "movement", "cumsum", "gather", "scatter", "setitem", "symreduce", "merge", "split_reduce"): continue
+    if len(s) == 0 and kind in ("reduce", "movement", "flip", "cumsum", "gather", "scatter", "setitem", "symreduce", "merge", "split_reduce"): continue
     if kind == "unary":
       fn = draw(st.sampled_from(["relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid"] if isf else ["neg", "abs", "relu", "square"]))
       add(["unary", fn, i], s, d, dev)
@@ -92,6 +93,12 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       if j is None: j = i
       fn = draw(st.sampled_from(["add", "sub", "mul", "max", "min", "lt", "ne"] + ([] if isf else ["eq", "idiv", "mod", "xor", "and"])))
       add(["binary", fn, i, j], s, "bool" if fn in ("lt", "eq", "ne") else d, dev)
+    elif kind == "const":   # an op with a constant: powers of two and their neighbours, small and signed values
+      fns = ["add", "mul", "max", "lt"] + ([] if isf else ["idiv", "mod", "tdiv"])
+      fn = draw(st.sampled_from(fns))
+      cs = [c for c in CONSTS if (fn not in ("idiv", "mod", "tdiv") or c not in (0, -1)) and (c >= 0 or not d.startswith("uint"))]
+      c = draw(st.sampled_from(cs))
+      add(["const", fn, i, float(c) + 0.5 * (fn == "add") if isf else c], s, "bool" if fn == "lt" else d, dev)
     elif kind == "where":
       c = pick(lambda s2, d2, dev2: d2 == "bool" and s2 == s and dev2 == dev)
       j = pick(lambda s2, d2, dev2: s2 == s and d2 == d and dev2 == dev and d2 != "bool")
@@ -113,6 +120,7 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       elif m in ("pad", "shrink", "flip") and m != "flip": axis_op(i, s, d, dev, draw(st.integers(0, len(s) - 1)))
       elif m == "flip": add(["flip", i, sorted(draw(st.sets(st.integers(0, len(s) - 1), min_size=1)))], s, d, dev)
       elif fits((2,) + s): add(["expand", i, 2], (2,) + s, d, dev)
+    elif kind == "flip": add(["flip", i, [draw(st.integers(0, len(s) - 1))]], s, d, dev)   # one axis, often a small one
     elif kind == "merge" and len(s) >= 2:   # merge two adjacent axes, then act on the merged one
       a = draw(st.integers(0, len(s) - 2))
       ns = s[:a] + (s[a] * s[a + 1],) + s[a + 2:]

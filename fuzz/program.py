@@ -83,6 +83,13 @@ def _binary(fn:str, a:Tensor, b:Tensor) -> Tensor:
   return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "max": lambda: a.maximum(b), "min": lambda: a.minimum(b),
           "lt": lambda: a < b, "eq": lambda: a == b, "ne": lambda: a != b, "xor": lambda: a ^ b, "and": lambda: a & b}[fn]()
 
+def _with_const(fn:str, x:Tensor, c) -> Tensor:
+  """``x`` op a constant: the rules and decompositions that match constants (powers of two become shifts and masks,
+  division by a constant, comparison folding) only fire on these."""
+  if fn == "tdiv": return x.div(c, rounding_mode="trunc")
+  return {"add": lambda: x + c, "mul": lambda: x * c, "idiv": lambda: x // c, "mod": lambda: x % c, "max": lambda: x.maximum(c),
+          "lt": lambda: x < c}[fn]()
+
 def _cast(x:Tensor, dst:str) -> Tensor:
   dt = DTYPES[dst]
   if dtypes.is_float(x.dtype) and dtypes.is_int(dt):  # out-of-range float->int is undefined: clip into range (NaN -> 0) first
@@ -112,6 +119,7 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
   rng = np.random.default_rng(seed * 7919 + k)
   if kind == "unary": return _unary(a[0], vals[a[1]])
   if kind == "binary": return _binary(a[0], vals[a[1]], vals[a[2]])
+  if kind == "const": return _with_const(a[0], vals[a[1]], a[2])
   if kind == "where": return vals[a[0]].where(vals[a[1]], vals[a[2]])
   if kind == "reduce": return getattr(vals[a[1]], a[0])(axis=tuple(a[2]), keepdim=a[3])
   if kind == "symreduce": return _symreduce(a[0], vals[a[1]], a[2], k, call, binds, var_sizes)
@@ -135,8 +143,8 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
 
 FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid", "not"},
        "binary": {"add", "sub", "mul", "max", "min", "lt", "eq", "ne", "xor", "and", "idiv", "mod"},
-       "reduce": {"sum", "max", "min"}, "symreduce": {"sum", "max", "min"}}
-ID_FIELDS = {"unary": [2], "binary": [2, 3], "where": [1, 2, 3], "reduce": [2], "symreduce": [2], "permute": [1], "reshape": [1], "pad": [1],
+       "reduce": {"sum", "max", "min"}, "symreduce": {"sum", "max", "min"}, "const": {"add", "mul", "idiv", "mod", "tdiv", "max", "lt"}}
+ID_FIELDS = {"unary": [2], "binary": [2, 3], "const": [2], "where": [1, 2, 3], "reduce": [2], "symreduce": [2], "permute": [1], "reshape": [1], "pad": [1],
              "shrink": [1], "flip": [1], "expand": [1], "cast": [1], "bitcast": [1], "matmul": [1, 2], "cumsum": [1], "contiguous": [1],
              "gather": [1], "scatter": [1, 2], "setitem": [1, 2], "assign": [1, 2], "copy": [1]}
 
@@ -168,6 +176,8 @@ def validate_program(desc:dict) -> None:
       if st_[0] == "copy" and (len(st_) < 3 or st_[2] not in DEVICES): raise ValueError(f"step {k}: unknown device")
       for f in ID_FIELDS[st_[0]]:
         if f >= len(st_) or type(st_[f]) is not int or not 0 <= st_[f] < n: raise ValueError(f"step {k} ({st_[0]}): value id out of range")
+      if st_[0] == "const" and (len(st_) < 4 or type(st_[3]) not in (int, float) or (st_[1] in ("idiv", "mod", "tdiv") and st_[3] in (0, -1))):
+        raise ValueError(f"step {k} (const): the constant must be a number, and no divisor 0 or -1")
       if st_[0] == "assign" and st_[1] >= len(ins): raise ValueError(f"step {k}: assign target {st_[1]} is not an input")
       if st_[0] in ("gather", "scatter", "setitem", "symreduce") and not all(type(x) is int for x in st_[2 if st_[0] != "symreduce" else 3:]):
         raise ValueError(f"step {k} ({st_[0]}): non-integer argument")
