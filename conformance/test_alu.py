@@ -76,3 +76,18 @@ def test_alu(op, dt, conformance_log):
   conformance_log(res)
   assert res.ok, res.reproducer or res.error
   assert sum(c.checked for c in res.comparisons) > 0, "no lane was compared"
+
+# ** integer division and modulo by a constant: the decompositions (shifts, masks, the signed bias for truncation,
+# magic-number division) match constant divisors only, so a constant operand reaches code two buffers never do **
+DIVISORS = [2, 4, 8, 64, 3, 7, 10, -2, -4, -3]
+
+@pytest.mark.parametrize("how", ["floor", "trunc", "mod"])
+@pytest.mark.parametrize("dt", INTS, ids=str)
+def test_int_division_by_constants(dt, how):
+  cs = [c for c in DIVISORS if c > 0 or dt.min < 0]
+  vals = [v for v in edges(dt) if v != dt.min] if dt.min < 0 else edges(dt)   # MIN / -c is defined, but keep the lanes simple
+  def _build():
+    x = make(vals, dt)
+    return [x // c if how == "floor" else x % c if how == "mod" else x.div(c, rounding_mode="trunc") for c in cs]
+  r = harness.check(_build, f"{how} div {dt} by constants")
+  assert r.ok, r.error

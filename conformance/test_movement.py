@@ -21,6 +21,9 @@ CHAINS = {
   "shrink": lambda t: t.shrink(((1, 3), (0, 4), (2, 5))),
   "flip0": lambda t: t.flip(0),
   "flip02": lambda t: t.flip((0, 2)),
+  "flip_size2_axis": lambda t: t.shrink(((0, 2), (0, 4), (0, 5))).flip(0),          # boundary sizes: 2 and 1
+  "flip_split_axes": lambda t: t.reshape(3, 2, 2, 5).flip((1, 2)).reshape(3, 4, 5),
+  "flip_size1_axis": lambda t: t.shrink(((0, 3), (0, 1), (0, 5))).flip((1, 2)),
   "expand": lambda t: t.reshape(3, 1, 4, 5).expand(3, 6, 4, 5),
   "expand_lead": lambda t: t.reshape(1, 3, 4, 5).expand(2, 3, 4, 5),
   "pad_shrink": lambda t: t.pad(((2, 2), (1, 1), (0, 0))).shrink(((1, 6), (0, 5), (1, 4))),
