@@ -96,7 +96,8 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     elif kind == "const":   # an op with a constant: powers of two and their neighbours, small and signed values
       fns = ["add", "mul", "max", "lt"] + ([] if isf else ["idiv", "mod", "tdiv"])
       fn = draw(st.sampled_from(fns))
-      cs = [c for c in CONSTS if (fn not in ("idiv", "mod", "tdiv") or c not in (0, -1)) and (c >= 0 or not d.startswith("uint"))]
+      lo, hi = (DTYPES[d].min, DTYPES[d].max) if not isf else (-1e9, 1e9)   # a constant the dtype cannot hold is not a program
+      cs = [c for c in CONSTS if (fn not in ("idiv", "mod", "tdiv") or c not in (0, -1)) and lo <= c <= hi]
       c = draw(st.sampled_from(cs))
       add(["const", fn, i, float(c) + 0.5 * (fn == "add") if isf else c], s, "bool" if fn == "lt" else d, dev)
     elif kind == "where":

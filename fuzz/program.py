@@ -85,7 +85,9 @@ def _binary(fn:str, a:Tensor, b:Tensor) -> Tensor:
 
 def _with_const(fn:str, x:Tensor, c) -> Tensor:
   """``x`` op a constant: the rules and decompositions that match constants (powers of two become shifts and masks,
-  division by a constant, comparison folding) only fire on these."""
+  division by a constant, comparison folding) only fire on these. An int constant outside ``x``'s dtype is refused: how
+  it converts is not a program's meaning."""
+  if dtypes.is_int(x.dtype) and not (x.dtype.min <= c <= x.dtype.max): raise SpecError(f"constant {c} does not fit {x.dtype}")
   if fn == "tdiv": return x.div(c, rounding_mode="trunc")
   return {"add": lambda: x + c, "mul": lambda: x * c, "idiv": lambda: x // c, "mod": lambda: x % c, "max": lambda: x.maximum(c),
           "lt": lambda: x < c}[fn]()
@@ -178,6 +180,7 @@ def validate_program(desc:dict) -> None:
         if f >= len(st_) or type(st_[f]) is not int or not 0 <= st_[f] < n: raise ValueError(f"step {k} ({st_[0]}): value id out of range")
       if st_[0] == "const" and (len(st_) < 4 or type(st_[3]) not in (int, float) or (st_[1] in ("idiv", "mod", "tdiv") and st_[3] in (0, -1))):
         raise ValueError(f"step {k} (const): the constant must be a number, and no divisor 0 or -1")
+      if st_[0] == "const" and type(st_[3]) is int and not -2**63 <= st_[3] < 2**64: raise ValueError(f"step {k} (const): constant out of range")
       if st_[0] == "assign" and st_[1] >= len(ins): raise ValueError(f"step {k}: assign target {st_[1]} is not an input")
       if st_[0] in ("gather", "scatter", "setitem", "symreduce") and not all(type(x) is int for x in st_[2 if st_[0] != "symreduce" else 3:]):
         raise ValueError(f"step {k} ({st_[0]}): non-integer argument")
