@@ -23,6 +23,7 @@ from uopcheck.fuzz.findings_io import (atomic_write_json, campaign_rounds, run_r
 
 SHRINK_BUDGET = 150      # property calls spent shrinking one failure
 CASE_TIMEOUT_S = 60.0    # one case (build, reference, compile, run, compare) past this is a hang
+LARGE_CASE_TIMEOUT_S = 300.0   # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
 KILL_GRACE_S = 5.0       # how long past the deadline a worker may take to stop by itself before it is killed
 
 @dataclass
@@ -244,6 +245,7 @@ def write_report(summary:dict, report_dir:str) -> None:
 
 def main(args) -> int:
   s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                   candidate=args.scheduler, case_timeout=args.case_timeout, profile=getattr(args, "profile", "small"))
+                   candidate=args.scheduler, profile=getattr(args, "profile", "small"),
+                   case_timeout=args.case_timeout or (LARGE_CASE_TIMEOUT_S if getattr(args, "profile", "small") == "large" else CASE_TIMEOUT_S))
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

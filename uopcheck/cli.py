@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
   f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
                  "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
-  f.add_argument("--case-timeout", type=float, default=60.0, help="graph: seconds one case may run before it is a hang finding")
+  f.add_argument("--case-timeout", type=float, default=None,
+                 help="graph: seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
   f.add_argument("--profile", choices=["small", "large"], default="small",
                  help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
