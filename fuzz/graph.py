@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
-                                   bound_size)
+                                   bound_size, without_jit)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
 __all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict",
@@ -60,7 +60,7 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
     return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
   except Exception as e:
     if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
-      return _check_with({k: v for k, v in desc.items() if k != "jit"}, scheduler)
+      return _check_with(without_jit(desc), scheduler)
     return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
 
 def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
@@ -100,7 +100,7 @@ def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   otherwise the per-kernel check (scheduler / codegen / runtime) with the scheduler that is wrong."""
   from uopcheck.fast.kernel_check import check_per_kernel
   sched = candidate if v.wrong == "candidate" else scheduler
-  plain = {k: x for k, x in desc.items() if k != "jit"}
+  plain = without_jit(desc)
   if desc.get("jit") and "TinyJit call" in v.summary:
     if _check_with(plain, sched).ok: return "runtime (TinyJit capture/replay; the plain run agrees)"
   try: return check_per_kernel(lambda: build_program(plain), "fuzz", scheduler=sched).blame or FLAKY

@@ -202,6 +202,10 @@ def build_from(desc:dict, inputs:list[Tensor], call:int=0, binds:dict|None=None,
   except (KeyError, IndexError, TypeError, ValueError, AssertionError) as e:  # arguments validate_program does not model (axes, pads, shapes)
     raise SpecError(f"malformed program description: {type(e).__name__}: {str(e)[:200]}") from None
 
+def without_jit(desc:dict) -> dict:
+  """The same program run plainly, once (no TinyJit)."""
+  return {k: v for k, v in desc.items() if k != "jit"}
+
 def build_program(desc:dict, call:int=0) -> list[Tensor]:
   """The Tensors a program description makes (fresh every call); a malformed description is one SpecError."""
   validate_program(desc)

@@ -61,13 +61,14 @@ def cases(graphs:list[str]|None, corpus:str|None, fuzz:int, seed:int, profile:st
   if unknown := [n for n in names if n not in catalog.REAL_GRAPHS]: raise SpecError(f"unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}")
   out += [(n, "real-graph", catalog.REAL_GRAPHS[n]) for n in names]
   from uopcheck.fuzz.graph import build_program, load_graph_findings
+  from uopcheck.fuzz.program import without_jit
   if corpus:
     if not pathlib.Path(corpus).is_dir(): raise SpecError(f"corpus {corpus}: not a directory of graph-*.json findings")
     found, problems = load_graph_findings(corpus)
     for p in problems: print(f"uopcheck: skipped {p}")
-    out += [(p.stem, "corpus", lambda d=d: build_program({k: v for k, v in d["program"].items() if k != "jit"})) for p, d in found]
+    out += [(p.stem, "corpus", lambda d=d: build_program(without_jit(d["program"]))) for p, d in found]
   for i, d in enumerate(sample_programs(fuzz, seed, profile)):
-    out.append((f"fuzz-{seed}-{i}", "fuzz", lambda d=d: build_program({k: v for k, v in d.items() if k != "jit"})))
+    out.append((f"fuzz-{seed}-{i}", "fuzz", lambda d=d: build_program(without_jit(d))))
   return out
 
 def sample_programs(n:int, seed:int, profile:str="small") -> list[dict]:
