@@ -50,10 +50,15 @@ def test_graph_generator_reaches_every_feature():
       seen.update(f"kind:{i['kind']}" for i in d["inputs"]); seen.update(f"dtype:{i['dtype']}" for i in d["inputs"])
       seen.update(f"dtype:{s[2]}" for s in d["steps"] if s[0] == "cast")
       seen.update(f"device:{i['device']}" for i in d["inputs"]); seen.update("jit" for _ in range(bool(d.get("jit"))))
+      n_in, sharded = len(d["inputs"]), set()
+      for k, s in enumerate(d["steps"]):   # a sharded value that goes on through another step (and which kind of shard)
+        srcs = [s[f] for f in ID_FIELDS[s[0]]]
+        if s[0] == "shard": sharded.add(n_in + k); seen.add("shard:split" if s[2] >= 0 else "shard:replicate")
+        elif any(x in sharded for x in srcs): sharded.add(n_in + k); seen.add(f"sharded-{s[0]}")
     sizes.append((len(large["steps"]), max(numel(i["shape"]) for i in large["inputs"])))
   collect()
   want = {f"step:{k}" for k in ID_FIELDS} | {f"kind:{k}" for k in INPUT_KINDS} | {f"dtype:{d}" for d in DTYPES if d != "bool"} | \
-         {"device:CPU", "device:CPU:1", "jit"}
+         {"device:CPU", "device:CPU:1", "jit", "shard:split", "shard:replicate", "sharded-reduce", "sharded-binary", "sharded-copy"}
   assert want <= seen, sorted(want - seen)
   assert max(s for s, _ in sizes) >= 30 and max(n for _, n in sizes) >= 1 << 20, max(sizes)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
-                                   bound_size, without_jit)
+                                   bound_size, without_jit, ID_FIELDS)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
 __all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict",
@@ -93,6 +93,28 @@ def first_op(desc:dict, v:GraphVerdict) -> str:
   st_ = desc["steps"][out - n_in]
   return f"{st_[0]}:{st_[1]}" if st_[0] in FNS else st_[0]
 
+VIEW_STEPS = {"reshape", "permute", "flip", "shrink", "expand", "bitcast"}
+
+def _ancestors(desc:dict, vid:int) -> set[int]:
+  n_in, seen, todo = len(desc["inputs"]), set(), [vid]
+  while todo:
+    if (x := todo.pop()) in seen: continue
+    seen.add(x)
+    if x >= n_in: st_ = desc["steps"][x - n_in]; todo += [st_[f] for f in ID_FIELDS[st_[0]]]
+  return seen
+
+def jit_cause(desc:dict, v:GraphVerdict) -> str:
+  """What a TinyJit failure turns on, for its signature: an output that is only movement ops over a jit input (tinygrad
+  may make no kernel for it, and replay returns the captured call's buffer), an assign inside the jitted function, or
+  else the disagreeing op. One cause is one bug, whatever the program around it."""
+  n_in = len(desc["inputs"])
+  out = desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
+  x = out
+  while x >= n_in and desc["steps"][x - n_in][0] in VIEW_STEPS: x = desc["steps"][x - n_in][1]
+  if x < n_in: return "jit:view-of-input"
+  if any(a >= n_in and desc["steps"][a - n_in][0] == "assign" for a in _ancestors(desc, out)): return "jit:assign"
+  return f"jit:{first_op(desc, v)}"
+
 FLAKY = "flaky (passes on re-check)"
 
 def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
@@ -123,8 +145,9 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   op, norm = first_op(desc, v), normalized(desc)
   # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
   # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
-  what = re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1])[:80] if v.kind == "crash" else norm if not blame.startswith("runtime (TinyJit") else "jit"
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' else ''}|{what}")
+  is_jit = blame.startswith("runtime (TinyJit")
+  what = re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1])[:80] if v.kind == "crash" else jit_cause(desc, v) if is_jit else norm
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' and not is_jit else ''}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong

@@ -6,7 +6,7 @@ or reduction on the merged axis), broadcasting binary and ternary ops, reduction
 dtype), reductions over a Variable-bounded prefix, casts (float->int clipped into range: the spec leaves out-of-range
 casts undefined), narrowing int casts whose value is used again beside the wide one, bitcasts of inputs, matmul, cumsum,
 gather, scatter through a permutation (no two writes to one place), setitem, assign to an input, copies between two
-devices, and TinyJit capture and replay. Inputs come from edge distributions too: all negative, all -inf (or the int
+devices, sharding over both (split along an even axis, or replicated), and TinyJit capture and replay. Inputs come from edge distributions too: all negative, all -inf (or the int
 minimum), NaN-heavy, dtype extremes, denormals.
 
 Two profiles: ``small`` (<= 6 steps, <= 4,096 elements: fast, for throughput) and ``large`` (<= 40 steps, up to 2M
@@ -37,7 +37,21 @@ SUM_KEEPS_DTYPE = {"float32", "float16", "bfloat16", "float64", "int32", "int64"
 ITEMSIZE = {d: DTYPES[d].itemsize for d in DTYPES}
 CONSTS = [2, 4, 8, 16, 1, 3, 5, 7, 0, -1, -2, -4, -3, 15, 17, 32, 64, 127, 128, 255, 256]
 KINDS = ["unary", "binary", "binary", "const", "const", "flip", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul", "cumsum", "contiguous",
-         "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce"]
+         "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce", "shard"]
+# what a sharded value (device "shard:AXIS", AXIS -1 when copied to both devices) may go through: tinygrad refuses
+# movement on a sharded axis (pad, flip), so a sharded value only meets elementwise ops, reductions and a copy back
+SHARDED_OK = {"unary", "binary", "const", "where", "reduce", "cast", "narrow", "contiguous", "copy"}
+
+def sharded_axis(dev:str) -> int|None:
+  """the axis a value is split along (-1: the same copy on both devices), None when it lives on one device"""
+  return int(dev.split(":")[1]) if dev.startswith("shard:") else None
+
+def reduced_device(dev:str, axes:list[int], keep:bool) -> str:
+  """where a reduction of a value on ``dev`` lives: reducing the split axis leaves each device the whole result"""
+  ax = sharded_axis(dev)
+  if ax is None or ax < 0: return dev
+  if ax in axes: return "shard:-1"
+  return f"shard:{ax if keep else ax - sum(a < ax for a in axes)}"
 
 def _chances(p:float) -> list[bool]:
   """draw from this for an event of probability ``p`` (False first: hypothesis shrinks towards the plain case)"""
@@ -84,6 +98,7 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     if i is None: continue
     s, d, dev = vals[i]
     isf = is_float(d)
+    if sharded_axis(dev) is not None and kind not in SHARDED_OK: continue
     if len(s) == 0 and kind in ("reduce", "movement", "flip", "cumsum", "gather", "scatter", "setitem", "symreduce", "merge", "split_reduce"): continue
     if kind == "unary":
       fn = draw(st.sampled_from(["relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid"] if isf else ["neg", "abs", "relu", "square"]))
@@ -109,7 +124,7 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       axes = sorted(draw(st.sets(st.integers(0, len(s) - 1), min_size=1)))
       keep = draw(st.booleans())
       ns = tuple(1 if a in axes else x for a, x in enumerate(s)) if keep else tuple(x for a, x in enumerate(s) if a not in axes)
-      add(["reduce", reduce_fn(d), i, axes, keep], ns, d, dev)
+      add(["reduce", reduce_fn(d), i, axes, keep], ns, d, reduced_device(dev, axes, keep))
     elif kind == "symreduce" and s[0] >= 2:
       add(["symreduce", reduce_fn(d), i, draw(st.integers(1, s[0]))], s[1:], d, dev)
     elif kind == "movement":
@@ -184,6 +199,9 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     elif kind == "copy":
       nd_ = "CPU:1" if dev == "CPU" else "CPU"
       add(["copy", i, nd_], s, d, nd_)
+    elif kind == "shard":   # split an axis of even length over CPU and CPU:1, or copy the value to both
+      ax = draw(st.sampled_from([-1] + [a for a in range(len(s)) if s[a] % 2 == 0]))
+      add(["shard", i, ax], s, d, f"shard:{ax}")
   if not steps: add(["unary", "neg", 0], *vals[0])
   outs = [len(vals) - 1]
   if len(steps) > 2 and draw(st.booleans()): outs.append(len(inputs) + draw(st.integers(0, len(steps) - 2)))  # a shared intermediate

@@ -19,6 +19,7 @@ FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 100.0, 1e-3, np.inf, -np.i
 # how an input's values are drawn: the edge distributions are where reduce identities, NaN rules and wrap-around break
 INPUT_KINDS = ("normal", "edge", "negative", "neginf", "nan", "extreme", "denormal")
 DEVICES = ("CPU", "CPU:1")
+SHARD_DEVICES = ("CPU", "CPU:1")   # a shard step splits a value over both (axis) or copies it to both (axis -1)
 MAX_ELEMENTS = 1 << 22   # the most elements any value of a program may hold (checked before anything is allocated)
 MAX_JIT_CALLS = 8
 
@@ -141,6 +142,7 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
   if kind == "setitem": return _setitem(vals[a[0]], vals[a[1]], a[2], a[3], a[4])
   if kind == "assign": return vals[a[0]].assign(vals[a[1]])   # the input's Tensor now holds the assigned value
   if kind == "copy": return vals[a[0]].to(a[1])
+  if kind == "shard": return vals[a[0]].shard(SHARD_DEVICES, axis=None if a[1] < 0 else a[1])
   raise SpecError(f"unknown program step {kind!r}")
 
 FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid", "not"},
@@ -148,7 +150,7 @@ FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", 
        "reduce": {"sum", "max", "min"}, "symreduce": {"sum", "max", "min"}, "const": {"add", "mul", "idiv", "mod", "tdiv", "max", "lt"}}
 ID_FIELDS = {"unary": [2], "binary": [2, 3], "const": [2], "where": [1, 2, 3], "reduce": [2], "symreduce": [2], "permute": [1], "reshape": [1], "pad": [1],
              "shrink": [1], "flip": [1], "expand": [1], "cast": [1], "bitcast": [1], "matmul": [1, 2], "cumsum": [1], "contiguous": [1],
-             "gather": [1], "scatter": [1, 2], "setitem": [1, 2], "assign": [1, 2], "copy": [1]}
+             "gather": [1], "scatter": [1, 2], "setitem": [1, 2], "assign": [1, 2], "copy": [1], "shard": [1]}
 
 def shift_ids(step:list, at:int) -> None:
   """A new input was inserted at ``at``: renumber the step's value ids."""
@@ -181,6 +183,7 @@ def validate_program(desc:dict) -> None:
       if st_[0] == "const" and (len(st_) < 4 or type(st_[3]) not in (int, float) or (st_[1] in ("idiv", "mod", "tdiv") and st_[3] in (0, -1))):
         raise ValueError(f"step {k} (const): the constant must be a number, and no divisor 0 or -1")
       if st_[0] == "const" and type(st_[3]) is int and not -2**63 <= st_[3] < 2**64: raise ValueError(f"step {k} (const): constant out of range")
+      if st_[0] == "shard" and (len(st_) < 3 or type(st_[2]) is not int or not -1 <= st_[2] < 6): raise ValueError(f"step {k} (shard): axis must be -1..5")
       if st_[0] == "assign" and st_[1] >= len(ins): raise ValueError(f"step {k}: assign target {st_[1]} is not an input")
       if st_[0] in ("gather", "scatter", "setitem", "symreduce") and not all(type(x) is int for x in st_[2 if st_[0] != "symreduce" else 3:]):
         raise ValueError(f"step {k} ({st_[0]}): non-integer argument")

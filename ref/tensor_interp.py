@@ -9,12 +9,17 @@ State: a BUFFER's value is its contents when the graph was built (read from its 
 or all-undefined when unrealized). A STORE writes its value through its target view; an
 AFTER is its source view of the buffer once the stores among its sources are done. Every value
 carries two lane masks (``spec.alu.Lanes``): lanes the spec leaves undefined, and lanes that
-rest on signed overflow (UB under the CPU backend's reading)."""
+rest on signed overflow (UB under the CPU backend's reading).
+
+Sharding: ``Tensor.shard`` makes ``UNSHARD(x, RANGE(DEVICE))``; ``x`` depends on the device index (a SHRINK at
+``index * size``). The UNSHARD evaluates ``x`` once per device index and concatenates along its axis, so a sharded
+value is its logical (whole) value; nodes under an unbound device RANGE are evaluated only inside that loop.
+A COPY to several devices is identity on values. A realized multi-device BUFFER is outside the reference's scope."""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.uop import Ops, GroupOp
-from tinygrad.uop.ops import UOp, buffers
+from tinygrad.uop.ops import UOp, buffers, AxisType
 from tinygrad.dtype import dtypes, Invalid
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
@@ -61,8 +66,8 @@ def load_inputs(x) -> dict[UOp, np.ndarray]:
 
 class TensorInterpreter:
   """Evaluates one tensor-level graph. ``inputs`` overrides a BUFFER's initial contents (flat arrays)."""
-  def __init__(self, inputs:dict[UOp, np.ndarray]|None=None):
-    self.vals: dict[UOp, Lanes|Write|tuple] = {}
+  def __init__(self, inputs:dict[UOp, np.ndarray]|None=None, bound:dict[UOp, Lanes|Write|tuple]|None=None):
+    self.vals: dict[UOp, Lanes|Write|tuple] = dict(bound or {})
     self.inputs = inputs or {}
     self.snapshots: dict[UOp, Lanes] = {}   # AFTER -> flat state of its buffer after its stores
     self.fused_reduces: set[UOp] = set()    # REDUCEs evaluated as one einsum (see _contract)
@@ -77,9 +82,11 @@ class TensorInterpreter:
     check_sizes(order)
     try: self.fused_reduces, self.deferred = _plan_contractions(order)
     except Exception as e: raise SpecError(f"malformed graph: {type(e).__name__}: {e}") from None
+    unbound = _under_unbound_device_range(order, self.vals)
     for u in order:
-      if u in self.vals or u in self.deferred: continue
+      if u in self.vals or u in self.deferred or u in unbound: continue
       self.vals[u] = self._eval_checked(u)
+    if root in unbound: raise SpecError.at(root, "depends on a device RANGE that no UNSHARD binds")
     return self.vals[root]
 
   def _eval_checked(self, u:UOp):
@@ -163,7 +170,9 @@ class TensorInterpreter:
       if not u.src: return Lanes.ok(np.zeros((0,), np.int64))
       parts = [commit(self._lanes(s), s.dtype, u.dtype) if u.dtype != dtypes.void else self._lanes(s) for s in u.src]
       return Lanes(np.stack([p.value for p in parts]), np.stack([p.undefined for p in parts]), np.stack([p.ub_overflow for p in parts]))
-    if op is Ops.BUFFER: return self._initial(u)
+    if op is Ops.BUFFER:
+      if isinstance(u.device, tuple): raise SpecError.at(u, "outside the reference interpreter's scope: a realized multi-device BUFFER")
+      return self._initial(u)
     if op in PASSTHROUGH: return self._lanes(u.src[0])
     if op in GroupOp.Movement: return _lanes_move(op, self._lanes(u.src[0]), self._mop_args(u))
     if op is Ops.STORE:
@@ -179,6 +188,8 @@ class TensorInterpreter:
     if op is Ops.CAST: return commit(self._lanes(u.src[0]), u.src[0].dtype, u.dtype)
     if op is Ops.BITCAST: return self._bitcast(u)
     if op is Ops.REDUCE: return self._reduce(u)
+    if op is Ops.UNSHARD: return self._unshard(u)
+    if op is Ops.RANGE: raise SpecError.at(u, "a RANGE at the tensor stage must be a device index bound by an UNSHARD")
     raise SpecError.at(u, f"outside the reference interpreter's scope: {spec.out_of_scope or 'no tensor-level evaluator'}")
 
   def _after(self, u:UOp) -> Lanes:
@@ -207,6 +218,22 @@ class TensorInterpreter:
   def _rechain_after(self, after:UOp, shaped:Lanes) -> Lanes:
     # the value of a nested AFTER base viewed with this AFTER's new state
     return self._chain(after.src[0], shaped, self._buffer_of(after)) if self._base(after.src[0]).op in STORAGE else shaped
+
+  def _unshard(self, u:UOp) -> Lanes:
+    """The logical value of a sharded tensor: ``src[0]`` once per device index, concatenated along ``arg[0]``."""
+    if len(u.src) != 2 or u.src[1].op is not Ops.RANGE or u.src[1].arg[-1] is not AxisType.DEVICE:
+      raise SpecError.at(u, "an UNSHARD is (value, device RANGE)")
+    x, r = u.src
+    parts = []
+    for d in range(int(self._lanes(r.src[0]).value)):
+      bound = {k: v for k, v in self.vals.items() if k is not r}
+      bound[r] = Lanes.ok(const_array(d, r.dtype))
+      sub = TensorInterpreter(self.inputs, bound)
+      v = sub.run(x, check_spec=False)
+      if not isinstance(v, Lanes): raise SpecError.at(u, "an UNSHARD's source must be a value")
+      parts.append(v)
+    ax = u.arg[0]
+    return Lanes(*(np.concatenate([getattr(p, f) for p in parts], axis=ax) for f in ("value", "undefined", "ub_overflow")))
 
   def _alu(self, u:UOp) -> Lanes: return alu_node(u, [self._lanes(s) for s in u.src])
 
@@ -245,6 +272,15 @@ class TensorInterpreter:
     rop, n = u.arg
     if u in self.fused_reduces and (fused := self._contract(u)) is not None: return fused
     return reduce_lanes(self._lanes(u.src[0]), tuple(range(n)), rop, u.dtype)
+
+def _under_unbound_device_range(order:list[UOp], bound) -> set[UOp]:
+  """The nodes whose value depends on a device RANGE not yet bound (in ``bound``): an UNSHARD binds its own RANGE."""
+  free: dict[UOp, frozenset] = {}
+  for u in order:
+    f = frozenset({u}) if u.op is Ops.RANGE and u not in bound else frozenset().union(*(free.get(s, frozenset()) for s in u.src))
+    if u.op is Ops.UNSHARD and len(u.src) == 2: f = f - {u.src[1]}
+    free[u] = f
+  return {u for u, f in free.items() if f}
 
 def check_sizes(order:list[UOp], limit:int|None=None) -> None:
   """Refuse, before allocating anything, a graph with a node holding more than ``limit`` elements."""

@@ -112,7 +112,10 @@ def _build() -> dict[Ops, OpSpec]:
   t[Ops.STACK] = _e(Ops.STACK, {T, K, P}, "sources share a dtype; shape (n,)+src shape", "stacks its sources (vectors and shape args)")
   t[Ops.INDEX] = _e(Ops.INDEX, {K, P}, "buffer dtype; int indices", "address of buf[idx]; Invalid index gates the lane")
   t[Ops.LOAD] = _e(Ops.LOAD, {K, P}, "the INDEX's dtype", "reads buf[idx] (alt value when gated off)")
-  t[Ops.RANGE] = _e(Ops.RANGE, {K, P}, "weakint/int; src[0] is the end", "loop variable over [0, end)")
+  t[Ops.RANGE] = _e(Ops.RANGE, {T, K, P}, "weakint/int; src[0] is the end",
+                    "loop variable over [0, end); at the tensor stage only AxisType.DEVICE: the device index an UNSHARD binds")
+  t[Ops.UNSHARD] = _e(Ops.UNSHARD, {T}, "src[0]'s dtype; (value, device RANGE), arg (axis,)",
+                      "src[0] evaluated at each device index of its RANGE, concatenated along the axis (a shard's logical value)")
   t[Ops.END] = _e(Ops.END, {K, P}, "void; closes RANGEs", "ends the loops of its RANGE sources")
   t[Ops.CALL] = _e(Ops.CALL, {T, K}, "void for kernels", "runs its body (a kernel SINK, COPY or PROGRAM) on its arguments")
   t[Ops.SPECIAL] = _e(Ops.SPECIAL, {K, P}, "int32 after lowering", "a GPU launch index in [0, end)")
@@ -127,10 +130,10 @@ def _build() -> dict[Ops, OpSpec]:
                   (Ops.CUSTOM, "inline source text: no semantics the spec can state"), (Ops.CUSTOMI, "inline source text"),
                   (Ops.INS, "a machine instruction (ISA renderers)"), (Ops.STAGE, "scheduler-internal buffer staging before BUFFER"),
                   (Ops.MSELECT, "multi-device: uopcheck runs single-device graphs"), (Ops.MSTACK, "multi-device"),
-                  (Ops.CUSTOM_FUNCTION, "opaque runtime function (hcq, graph, encdec)"), (Ops.UNSHARD, "multi-device sharding"),
+                  (Ops.CUSTOM_FUNCTION, "opaque runtime function (hcq, graph, encdec)"),
                   (Ops.ALLREDUCE, "multi-device collective"), (Ops.PYLITERAL, "pattern-compiler IR, never in a graph")]:
     stages = {P} if op in (Ops.PROGRAM, Ops.LINEAR, Ops.SOURCE, Ops.BARRIER, Ops.IF, Ops.ENDIF, Ops.INS, Ops.GETADDR, Ops.CUSTOM, Ops.CUSTOMI) \
-             else {T} if op in (Ops.FUNCTION, Ops.TUPLE, Ops.GETTUPLE, Ops.STAGE, Ops.MSELECT, Ops.MSTACK, Ops.UNSHARD, Ops.ALLREDUCE) \
+             else {T} if op in (Ops.FUNCTION, Ops.TUPLE, Ops.GETTUPLE, Ops.STAGE, Ops.MSELECT, Ops.MSTACK, Ops.ALLREDUCE) \
              else {K, P} if op in (Ops.WMMA, Ops.GROUP) else set()
     t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why)
   return t
