@@ -56,6 +56,11 @@ class Z3Model:
 
   # ** sorts and constants **
   def const(self, v, dt:DType):
+    if (t := getattr(v, "term", None)) is not None:   # a symbolic constant (fuzz.concolic.SymInt): its z3 Int term
+      if dt == dtypes.bool: return t != 0
+      if self.is_bv(dt): return z3.Int2BV(t, self.bits(dt))
+      if dt == dtypes.weakint: return t
+      raise Unsupported(f"symbolic constant of {dt}")
     if dt == dtypes.bool: return z3.BoolVal(bool(v), self.ctx)
     if self.is_bv(dt): return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
     if dt == dtypes.weakint: return z3.IntVal(int(v), self.ctx)
@@ -86,8 +91,12 @@ class Z3Model:
     if dt == dtypes.bool: return z3.Bool(name, self.ctx)
     raise Unsupported(f"variable {name} of {dt}")
 
-  def lt(self, a, b, dt): return z3.ULT(a, b) if dt in dtypes.uints else a < b
-  def le(self, a, b, dt): return z3.ULE(a, b) if dt in dtypes.uints else a <= b
+  def lt(self, a, b, dt):
+    if dt == dtypes.bool: return z3.And(z3.Not(a), b)   # False < True
+    return z3.ULT(a, b) if dt in dtypes.uints else a < b
+  def le(self, a, b, dt):
+    if dt == dtypes.bool: return z3.Or(z3.Not(a), b)
+    return z3.ULE(a, b) if dt in dtypes.uints else a <= b
 
   def to_int(self, x, dt:DType):
     """A value as a mathematical integer (for comparing across sorts)."""
@@ -174,7 +183,7 @@ class Z3Model:
     a, b = v[0], v[1] if len(v) > 1 else None
     if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
       # z3's Int division is Euclidean; build truncating and flooring division from it
-      if u.src[1].op is Ops.CONST and u.src[1].arg != 0:  # a constant divisor: no case split on its sign
+      if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int and u.src[1].arg != 0:  # a constant divisor: no case split on its sign
         c = u.src[1].arg
         fdiv = a / c if c > 0 else (-a) / (-c)
         tdiv = z3.If(a >= 0, a / abs(c), -((-a) / abs(c))) * (1 if c > 0 else -1)
@@ -185,13 +194,13 @@ class Z3Model:
       r = q if op in (Ops.CDIV, Ops.FLOORDIV) else a - q * b
       return r, z3.And(d, b != 0)
     if op in (Ops.SHL, Ops.SHR):
-      if u.src[1].op is not Ops.CONST: raise Unsupported("weakint shift by a non-constant count")
+      if u.src[1].op is not Ops.CONST or type(u.src[1].arg) is not int: raise Unsupported("weakint shift by a non-constant count")
       k = u.src[1].arg
       if k < 0: return I(0), z3.BoolVal(False, self.ctx)
       return (a * (2 ** k) if op is Ops.SHL else z3.If(a >= 0, a / (2 ** k), -((-a - 1) / (2 ** k)) - 1)), d
     if op in (Ops.AND, Ops.OR, Ops.XOR):
       # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
-      cs = [s_.arg if s_.op is Ops.CONST else None for s_ in u.src]
+      cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
       for (x, c) in ((a, cs[1]), (b, cs[0])):
         if c is None: continue
         if op is Ops.XOR and c == -1: return -x - 1, d
@@ -248,13 +257,18 @@ class Z3Model:
     raise Unsupported(f"{op} on {dt}")
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
-                  weak_bits:int|None=None) -> Proved|Refuted|Unknown:
+                  weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,
+                  terms:dict|None=None) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
-  (lowering), exact as long as no value needs more bits (a value that would is reported undefined, never wrapped)."""
+  (lowering), exact as long as no value needs more bits (a value that would is reported undefined, never wrapped).
+
+  For symbolic constants (``fuzz.concolic``): ``ctx`` is the context their terms live in, ``assume`` the path condition
+  under which the rewrite was made, ``terms`` (name -> term) the constants whose values a counterexample reports.
+  ``rlimit`` bounds z3 by its deterministic resource counter instead of wall-clock time (same answer every run)."""
   if before.dtype != after.dtype:
     return Refuted({}, str(before.dtype), str(after.dtype), f"the rewrite changes the dtype from {before.dtype} to {after.dtype}")
-  m = Z3Model(reading, weak_bits=weak_bits)
+  m = Z3Model(reading, weak_bits=weak_bits, **({"ctx": ctx} if ctx is not None else {}))
   try:
     bv, bd = m.translate(before)
     before_vars = set(m.variables)
@@ -263,14 +277,16 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
   if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
   s = z3.Solver(ctx=m.ctx)
-  s.set("timeout", timeout_ms)
-  s.add(*m.bounds, bd, z3.Or(z3.Not(ad), av != bv))
+  if rlimit is not None: s.set("rlimit", rlimit)
+  else: s.set("timeout", timeout_ms)
+  s.add(*m.bounds, *assume, bd, z3.Or(z3.Not(ad), av != bv))
   r = s.check()
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
   mdl = s.model()
   dt = before.dtype
   asg = {n: _signed_value(mdl, v, vdt) for n, (v, vdt) in m.variables.items() if "@" not in n}
+  asg.update({n: mdl.eval(t, model_completion=True).as_long() for n, t in (terms or {}).items()})
   defined_after = z3.is_true(mdl.eval(ad, model_completion=True))
   bval = _signed_value(mdl, bv, dt)
   aval = _signed_value(mdl, av, dt) if defined_after else "undefined"

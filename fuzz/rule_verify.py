@@ -1,0 +1,416 @@
+"""Universal verification of tinygrad's integer rewrite rules: each rule decided for *all* inputs, at every dtype.
+
+For every rule of ``uop/symbolic.py`` (the matchers that compose ``sym``: ``symbolic``, ``symbolic_simple``,
+``pm_data_invalid``, ...), ``uop/divandmod.py`` and ``uop/weak.py`` (``pm_lower_index_dtype``, ``pm_lower_weak``):
+
+1. **Most general instances** are built from the rule's UPat (``Builder``): a pattern variable is a Variable whose bounds
+   are *symbolic* (``lo <= hi`` anywhere in the dtype), a free constant (``UPat.cvar``) is a symbolic constant anywhere
+   in the dtype (``fuzz.concolic.SymInt``); op, dtype and operand-kind alternatives of the pattern are enumerated
+   (``plans``). Each instance must pass tinygrad's own ``type_verify`` (``spec_full``) before it counts.
+2. **Every path of the rule's code** is run (``explore``): the rule's Python runs on the symbolic values and records each
+   decision it makes; z3 then finds constants and bounds that flip one decision at a time, until every feasible path ran
+   (or the path budget is spent). A path whose code needed a plain number (a *pin*) covers just that value.
+3. On each path, refinement (``before`` defined -> ``after`` defined and equal) is proved with z3 for all values under the
+   path condition, under both readings of signed overflow (UB in C, wrapping in numpy). z3 runs under a *resource*
+   limit (``rlimit``), never a wall-clock one, so the same run gives the same table.
+4. A refutation is **confirmed** before it counts: the rule re-run on the plain (non-symbolic) counterexample must make
+   the same rewrite, and the numpy spec must disagree there; then it is tried for **reachability**: tinygrad's full
+   ``simplify()`` on that instance (the index-math path every kernel takes) -- wrong there means reachable.
+
+Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (confirmed counterexample), ``bounded``
+(every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
+expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
+from __future__ import annotations
+import dataclasses, inspect, itertools, linecache, time
+from dataclasses import dataclass, field
+import z3
+from tinygrad.uop import Ops, GroupOp
+from tinygrad.uop.ops import UOp, UPat, PatternMatcher
+from tinygrad.dtype import DType, dtypes, Invalid
+from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped
+from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
+from uopcheck.spec.ints import OverflowReading
+
+SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
+INT_DTYPES = [dtypes.weakint] + SIZED
+MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
+RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
+PATH_BUDGET = 24         # paths explored per instance
+PLAN_BUDGET = 12         # instances (op/dtype/operand alternatives) per rule and dtype
+RLIMIT = 4_000_000       # z3 resource units per query (deterministic, unlike a timeout)
+READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
+
+# ** the rules **
+
+@dataclass(frozen=True)
+class Rule:
+  key: str            # tinygrad/uop/file.py:line
+  matchers: tuple[str, ...]
+  pat: UPat = field(compare=False)
+  fxn: object = field(compare=False)
+  @property
+  def source(self) -> str:
+    f, line = self.pat.location
+    return linecache.getline(f, line).strip()
+
+def matchers() -> dict[str, PatternMatcher]:
+  from tinygrad.uop import symbolic as S, divandmod as D, weak as W
+  return {"pm_data_invalid": S.pm_data_invalid, "symbolic_simple": S.symbolic_simple, "commutative": S.commutative, "symbolic": S.symbolic,
+          "pm_simplify_valid": S.pm_simplify_valid, "sym": S.sym, "div_and_mod_symbolic": D.div_and_mod_symbolic,
+          "pm_lower_index_dtype": W.pm_lower_index_dtype, "pm_lower_weak": W.pm_lower_weak, "pm_cast_weak": W.pm_cast_weak,
+          "pm_commit_weak": W.pm_commit_weak}
+
+def rule_key(p:UPat) -> str:
+  f, line = p.location
+  return f"tinygrad/{f.split('tinygrad/')[-1]}:{line}"
+
+def all_rules(only:list[str]|None=None) -> list[Rule]:
+  """Every distinct rule of the rule files, with the matchers it is part of (a rule is counted once)."""
+  seen: dict[tuple, tuple[str, list[str], UPat, object]] = {}
+  for name, pm in matchers().items():
+    for p, fxn in pm.patterns:
+      key = rule_key(p)
+      if not key.startswith(RULE_FILES): continue
+      ident = (key, id(p))
+      if ident not in seen: seen[ident] = (key, [], p, fxn)
+      if name not in seen[ident][1]: seen[ident][1].append(name)
+  rules = [Rule(k if sum(1 for (kk, _) in seen if kk == k) == 1 else f"{k}#{i}", tuple(ms), p, f)
+           for i, (k, ms, p, f) in enumerate(seen.values())]
+  rules = [dataclasses.replace(r, key=r.key.split("#")[0] + (f"#{n}" if n else "")) for r, n in _number_duplicates(rules)]
+  return [r for r in rules if not only or any(o in r.key or o in r.matchers for o in only)]
+
+def _number_duplicates(rules:list[Rule]):
+  count: dict[str, int] = {}
+  for r in rules:
+    k = r.key.split("#")[0]
+    yield r, count.get(k, 0)
+    count[k] = count.get(k, 0) + 1
+
+# ** most general instances **
+
+class NoInstance(Exception): pass
+
+def _default(name:str, dt:DType) -> int:
+  """the first concrete value of a symbol (later ones come from z3)"""
+  if name.startswith("lo"): return 0
+  if name.startswith("hi"): return 10 if dt != dtypes.uint8 else 10
+  return 3
+
+class Builder:
+  """One instance of a UPat: ``plan`` fixes every alternative (see ``plans``), ``asg`` the symbols' concrete values."""
+  def __init__(self, ctx:z3.Context, plan:tuple[int, ...], asg:dict[str, int]):
+    self.ctx, self.plan, self.asg = ctx, plan, asg
+    self.taken: list[tuple[int, int]] = []     # (choice, number of options) at each choice point
+    self.env: dict[str, UOp] = {}
+    self.syms: dict[str, SymInt] = {}
+    self.dtype_of: dict[str, DType] = {}
+    self.domain: list[z3.BoolRef] = []
+    self.nvars = 0
+
+  def choose(self, options:list):
+    if not options: raise NoInstance("no option")
+    k = len(self.taken)
+    i = self.plan[k] if k < len(self.plan) else 0
+    if i >= len(options): raise NoInstance("plan out of range")
+    self.taken.append((i, len(options)))
+    return options[i]
+
+  def sym(self, prefix:str, dt:DType) -> SymInt:
+    name = f"{prefix}{len(self.syms)}"
+    t = z3.Int(name, self.ctx)
+    if dt != dtypes.weakint: self.domain.append(z3.And(t >= dt.min, t <= dt.max))
+    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix, dt)), t)
+    self.dtype_of[name] = dt
+    return s
+
+  def variable(self, dt:DType) -> UOp:
+    self.nvars += 1
+    if dt == dtypes.bool: return UOp.variable(f"b{self.nvars}", False, True, dtypes.bool)
+    lo, hi = self.sym("lo", dt), self.sym("hi", dt)
+    self.domain.append(lo.term <= hi.term)
+    return UOp.variable(f"v{self.nvars}", lo, hi, dt)
+
+  def const(self, dt:DType, arg=None) -> UOp:
+    if arg is not None and not isinstance(arg, tuple): return UOp(Ops.CONST, dt, arg=arg if dt != dtypes.bool else bool(arg))
+    if dt == dtypes.bool: return UOp(Ops.CONST, dt, arg=self.choose([False, True]))
+    return UOp(Ops.CONST, dt, arg=self.sym("c", dt))
+
+  def build(self, p:UPat, dt:DType, depth:int=0) -> UOp:
+    if p.name is not None and p.name in self.env: return self.env[p.name]
+    if depth > 6: raise NoInstance("pattern too deep")
+    if p.is_any: return self._named(p, self.build(self.choose(list(p.src[0])), dt, depth + 1))
+    if p.match_dtype is not None:
+      ok = [d for d in MAIN_DTYPES if d in p.match_dtype]
+      if not ok: raise NoInstance(f"dtypes {p.match_dtype} are not integer dtypes")
+      dt = dt if dt in ok else self.choose(ok)
+    if p.op is None:   # a pattern variable: a Variable with symbolic bounds
+      return self._named(p, self.variable(dt))
+    op = self.choose(sorted((o for o in p.op if o in INSTANCE_OPS), key=lambda o: o.value)) if p.op else None
+    if op is None: raise NoInstance(f"ops {sorted(o.name for o in p.op)} are not integer expression ops")
+    if op is Ops.CONST: return self._named(p, self.const(dt, p.arg))
+    kids = self._kids(p, op)
+    if op in (Ops.PARAM, Ops.SPECIAL, Ops.AFTER):
+      if op is not Ops.PARAM: raise NoInstance(f"{op} instances are not built")
+      lo, hi = self.sym("lo", dt), self.sym("hi", dt)
+      self.domain.append(lo.term <= hi.term)
+      self.nvars += 1
+      return self._named(p, UOp.variable(f"p{self.nvars}", lo, hi, dt, param=True))
+    if op is Ops.RANGE:
+      end = self.build(kids[0], dtypes.weakint, depth + 1) if kids else self.const(dtypes.weakint)
+      if end.op is not Ops.CONST: raise NoInstance("a RANGE needs a constant end")
+      self.domain.append(end.arg.term >= 1)
+      u = UOp(Ops.RANGE, dtypes.weakint, (end,), arg=(len(self.env), 0))
+      from tinygrad.uop.ops import AxisType
+      return self._named(p, u.replace(arg=(len(self.env), AxisType.LOOP)))
+    if op in GroupOp.Comparison:
+      sdt = self.choose(INT_DTYPES + [dtypes.bool]) if dt == dtypes.bool else dt
+      srcs = [self.build(k, sdt, depth + 1) for k in kids]
+      return self._named(p, UOp(op, dtypes.bool, tuple(srcs)))
+    if op is Ops.WHERE:
+      vdt = dt if dt != dtypes.bool or (p.dtype is None) else dt
+      srcs = [self.build(kids[0], dtypes.bool, depth + 1)] + [self.build(k, vdt, depth + 1) for k in kids[1:]]
+      return self._named(p, UOp(op, vdt, tuple(srcs)))
+    if op is Ops.CAST:
+      inner_dt = self.choose([d for d in MAIN_DTYPES if d != dt] + [dt])
+      inner = self.build(kids[0], inner_dt, depth + 1) if kids else self.variable(inner_dt)
+      return self._named(p, inner.cast(dt))
+    if op in (Ops.SHL, Ops.SHR):
+      srcs = [self.build(kids[0], dt, depth + 1), self.build(kids[1], self.choose([dt, dtypes.weakint]) if dt != dtypes.weakint else dt, depth + 1)]
+      return self._named(p, UOp(op, dt, tuple(srcs)))
+    if dt == dtypes.bool and op not in (Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX): raise NoInstance(f"{op} on bool")
+    srcs = []
+    for k in kids:   # an operand may be weak (a weakint constant or node beside a sized one): tinygrad commits it
+      kdt = dt
+      if dt in SIZED and (k.op is None or (k.op and Ops.CONST in k.op)) and (k.name is None or k.name not in self.env) and \
+         k.match_dtype is None: kdt = self.choose([dt, dtypes.weakint]) if (k.op and Ops.CONST in k.op) else dt
+      srcs.append(self.build(k, kdt, depth + 1))
+    return self._named(p, UOp(op, dt, tuple(srcs)))
+
+  def _kids(self, p:UPat, op:Ops) -> list[UPat]:
+    n = 3 if op in GroupOp.Ternary else 2 if op in GroupOp.Binary else 1 if op in GroupOp.Unary or op in (Ops.CAST, Ops.RANGE) else 0
+    if p.src is None: return [UPat()] * n
+    alt = p.src[0]   # the first order of a commutative pattern (its other orders match the same instances)
+    return list(itertools.islice(alt, n)) if isinstance(alt, itertools.repeat) else list(alt)
+
+  def _named(self, p:UPat, u:UOp) -> UOp:
+    if p.name is not None: self.env[p.name] = u
+    return u
+
+INSTANCE_OPS = set(GroupOp.ALU) | {Ops.CONST, Ops.CAST, Ops.PARAM, Ops.RANGE} - {Ops.POW, Ops.RECIPROCAL, Ops.EXP2, Ops.LOG2, Ops.SIN,
+                                                                                 Ops.SQRT, Ops.FDIV, Ops.TRUNC, Ops.THREEFRY}
+
+def plans(make, cap:int):
+  """Every combination of the builder's alternatives (op choices, dtypes, operand kinds), first ones first, at most
+  ``cap``: run with a plan prefix, then branch on every choice point past it."""
+  todo, n = [()], 0
+  while todo and n < cap:
+    plan = todo.pop(0)
+    b = make(plan)
+    if b is None: continue
+    n += 1
+    yield plan, b
+    for k in range(len(plan), len(b.taken)):
+      for alt in range(1, b.taken[k][1]): todo.append(tuple(c for c, _ in b.taken[:k]) + (alt,))
+
+# ** one instance, every path **
+
+@dataclass
+class PathResult:
+  conds: list
+  pinned: bool
+  before: UOp|None = None
+  after: UOp|None = None
+  error: str = ""
+  ill_typed: str = ""
+
+def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context) -> tuple[Builder, PathResult]:
+  """Build the instance for ``plan`` with the symbols at ``asg`` and apply the one rule, recording every decision."""
+  from uopcheck.spec.structural import verify
+  from uopcheck.spec import SpecError
+  rec = Recorder(ctx)
+  pm = PatternMatcher([(rule.pat, rule.fxn)])
+  with keep_symbols(), recording(rec):
+    b = Builder(ctx, plan, asg)
+    res = PathResult([], False)
+    try:
+      before = b.build(rule.pat, dt)
+      res.before = before
+      try: verify(before, "full")
+      except SpecError as e: res.ill_typed = str(e)[:200]
+      if not res.ill_typed:
+        after = pm.rewrite(before, ctx={})
+        res.after = after if isinstance(after, UOp) and after is not before else None
+    except NoInstance: raise
+    except SymbolEscaped as e: res.error = f"symbol escaped: {e}"
+    except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError) as e:
+      res.error = f"{type(e).__name__}: {str(e)[:120]}"
+  res.conds, res.pinned = rec.conds, rec.pinned
+  return b, res
+
+@dataclass
+class InstanceVerdict:
+  verdict: str                          # proved / refuted / bounded / unknown / n/a
+  paths: int = 0
+  fired: int = 0
+  ill_typed: int = 0
+  pinned: bool = False
+  complete: bool = False
+  why: str = ""
+  readings: dict = field(default_factory=dict)   # reading -> refuted / proved
+  counterexample: dict|None = None
+
+def _solve(ctx, constraints, syms:dict[str, SymInt]) -> dict[str, int]|None|str:
+  s = z3.Solver(ctx=ctx)
+  s.set("rlimit", RLIMIT)
+  s.add(*constraints)
+  r = s.check()
+  if r == z3.unsat: return None
+  if r == z3.unknown: return "unknown"
+  m = s.model()
+  return {n: m.eval(v.term, model_completion=True).as_long() for n, v in syms.items()}
+
+def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET) -> InstanceVerdict:
+  """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
+  b0, first = run_rule(rule, dt, plan, {}, ctx)
+  todo, seen, out = [({}, first, b0)], set(), InstanceVerdict("n/a")
+  undecided = False
+  while todo:
+    asg, res, b = todo.pop(0)
+    out.paths += 1
+    out.pinned |= res.pinned
+    if res.ill_typed: out.ill_typed += 1
+    elif res.error: undecided, out.why = True, f"the rule raised: {res.error}"
+    elif res.after is not None:
+      out.fired += 1
+      v = _verify_path(rule, dt, plan, res, b, ctx)
+      if v is not None:
+        if v.verdict == "refuted":
+          out.verdict, out.counterexample, out.readings, out.why = "refuted", v.counterexample, v.readings, v.why
+          return out
+        undecided, out.why = True, v.why
+    # flip each decision past what this path shares with those already queued (generational search)
+    for i in range(len(res.conds)):
+      key = tuple((str(c), o) for c, o, _ in res.conds[:i]) + ((str(res.conds[i][0]), not res.conds[i][1]),)
+      if key in seen: continue
+      seen.add(key)
+      if out.paths + len(todo) >= budget: undecided, out.why = True, out.why or f"more than {budget} paths"; continue
+      prefix = [c if o else z3.Not(c) for c, o, _ in res.conds[:i]] + [z3.Not(res.conds[i][0]) if res.conds[i][1] else res.conds[i][0]]
+      asg2 = _solve(ctx, b.domain + prefix, b.syms)
+      if asg2 is None: continue
+      if asg2 == "unknown": undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"; continue
+      b2, res2 = run_rule(rule, dt, plan, asg2, ctx)
+      todo.append((asg2, res2, b2))
+  out.complete = not undecided and not out.pinned
+  if out.fired == 0: out.verdict, out.why = "n/a", out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
+  elif out.complete: out.verdict = "proved"
+  elif "z3" in out.why or "no z3 model" in out.why or "raised" in out.why: out.verdict = "unknown"
+  else: out.verdict, out.why = "bounded", out.why or "pinned constants (the rule's code needed plain numbers)"
+  return out
+
+def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx) -> InstanceVerdict|None:
+  """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
+  assume = tuple(b.domain) + (z3.And(*[c if o else z3.Not(c) for c, o, _ in res.conds]) if res.conds else z3.BoolVal(True, ctx),)
+  terms = {n: s.term for n, s in b.syms.items()}
+  readings, why = {}, ""
+  for reading in READINGS:
+    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=RLIMIT, terms=terms)
+    except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
+      return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
+    if isinstance(v, Proved): readings[reading.value] = "proved"
+    elif isinstance(v, Refuted):
+      cex = confirm_refutation(rule, dt, plan, v, reading, ctx)
+      if cex.get("confirmed"): return InstanceVerdict("refuted", readings={**readings, reading.value: "refuted"}, counterexample=cex,
+                                                      why=f"{v.reason} under the {reading.value} reading")
+      readings[reading.value], why = "unconfirmed", f"z3 refutation not confirmed: {cex.get('why')}"
+    else: readings[reading.value], why = "unknown", f"z3: {v.why}" if "z3" not in v.why else v.why
+  return None if all(r == "proved" for r in readings.values()) else InstanceVerdict("unknown", readings=readings, why=why or "no z3 model")
+
+# ** confirming and reaching a refutation **
+
+def confirm_refutation(rule:Rule, dt:DType, plan:tuple, v:Refuted, reading:OverflowReading, ctx:z3.Context) -> dict:
+  """Re-run the rule on the plain counterexample (no symbols) and evaluate both sides with the numpy spec there."""
+  from uopcheck.fuzz.symbolic import confirm, Verdict
+  asg = {k: int(x) for k, x in v.assignment.items() if isinstance(x, (int, bool))}
+  try:
+    with keep_symbols(), recording(Recorder(ctx)):
+      plain = _plainify(Builder(ctx, plan, asg).build(rule.pat, dt))
+    after = PatternMatcher([(rule.pat, rule.fxn)]).rewrite(plain, ctx={})
+  except Exception as e: return {"confirmed": False, "why": f"the plain re-run failed: {type(e).__name__}: {e}"}
+  if not isinstance(after, UOp): return {"confirmed": False, "why": "the rule does not fire on the plain counterexample"}
+  var_values = {k: x for k, x in v.assignment.items() if not k.startswith(("c", "lo", "hi"))}
+  why = confirm(plain, after, Verdict("refuted", "z3", Refuted(var_values, v.before, v.after, v.reason)), reading)
+  out = {"confirmed": why is None, "why": why or "", "before": plain.render(simplify=False), "after": after.render(simplify=False),
+         "assignment": var_values, "constants": {k: x for k, x in v.assignment.items() if k.startswith(("c", "lo", "hi"))},
+         "value_before": str(v.before), "value_after": str(v.after), "reason": v.reason, "reading": reading.value}
+  if why is None: out["reachable"] = reachability(plain, var_values, reading)
+  return out
+
+def _plainify(u:UOp) -> UOp:
+  """the same graph with every symbolic constant and bound replaced by its plain int (rebuilt node by node)"""
+  plain = lambda y: int.__int__(y) if isinstance(y, SymInt) else y
+  new: dict[UOp, UOp] = {}
+  for x in u.toposort():
+    arg = x.arg
+    if x.op is Ops.CONST: arg = plain(arg)
+    elif x.op in (Ops.BUFFER, Ops.PARAM) and getattr(arg, "vmin_vmax", None) is not None:
+      arg = dataclasses.replace(arg, vmin_vmax=tuple(plain(y) for y in arg.vmin_vmax))
+    new[x] = UOp(x.op, x.dtype, tuple(new[s] for s in x.src), arg, x.tag)
+  return new[u]
+
+def reachability(before:UOp, asg:dict, reading:OverflowReading) -> dict:
+  """Is the bad rewrite reachable through tinygrad's own ``simplify()`` (every kernel's index math goes through it)?
+  Evaluate the instance and its full simplification with the numpy spec at the counterexample."""
+  from uopcheck.fuzz.exhaustive import in_every_range
+  from uopcheck.fuzz.exhaustive import evaluate_at
+  try: s = before.simplify()
+  except Exception as e: return {"reachable": False, "attempt": "simplify()", "result": f"simplify raised {type(e).__name__}: {str(e)[:80]}"}
+  if s.dtype != before.dtype: return {"reachable": True, "attempt": "simplify()", "result": f"dtype {before.dtype} -> {s.dtype}"}
+  if in_every_range(asg, before, s) is not None: return {"reachable": False, "attempt": "simplify()", "result": "simplify() changed the variables"}
+  try: (bv, bu), (av, au) = evaluate_at([before, s], asg, ub_is_undefined=reading is OverflowReading.UNDEFINED)
+  except Exception as e: return {"reachable": False, "attempt": "simplify()", "result": f"numpy evaluation failed: {type(e).__name__}"}
+  wrong = not bu and (au or bv != av)
+  return {"reachable": bool(wrong), "attempt": "simplify() of the instance, evaluated by the numpy spec",
+          "result": f"simplify() gives {s.render(simplify=False)[:120]} = {'undefined' if au else av} (spec: {bv})",
+          "simplified": s.render(simplify=False)}
+
+# ** per rule **
+
+@dataclass
+class RuleVerdict:
+  rule: str
+  matchers: tuple[str, ...]
+  source: str
+  verdict: str
+  dtypes: dict[str, str]
+  why: str
+  seconds: float
+  paths: int
+  counterexample: dict|None = None
+  def as_json(self) -> dict: return dataclasses.asdict(self)
+
+ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "proved": 3, "n/a": 4}
+
+def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET) -> RuleVerdict:
+  st = time.perf_counter()
+  per_dt: dict[str, str] = {}
+  whys, paths, cex = [], 0, None
+  for dt in MAIN_DTYPES:
+    ctx = z3.Context()
+    verdicts = []
+    def make(plan, dt=dt, ctx=ctx):
+      try: return run_rule(rule, dt, plan, {}, ctx)[0]
+      except NoInstance: return None
+    for plan, _ in plans(make, plan_budget):
+      v = explore(rule, dt, plan, ctx, path_budget)
+      paths += v.paths
+      verdicts.append(v)
+      if v.verdict == "refuted": break
+    applicable = [v for v in verdicts if v.verdict != "n/a"]
+    if not applicable: continue
+    worst = min(applicable, key=lambda v: ORDER[v.verdict])
+    per_dt[dt.name] = worst.verdict
+    if worst.verdict != "proved": whys.append(f"{dt.name}: {worst.why}")
+    if worst.verdict == "refuted" and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
+  verdict = "n/a" if not per_dt else min(per_dt.values(), key=lambda v: ORDER[v])
+  if verdict == "n/a": whys.append("no well-typed integer instance makes the rule fire (float, memory or graph-structure rule)")
+  return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex)
