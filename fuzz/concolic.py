@@ -71,11 +71,15 @@ def _c(x) -> int:
 def _floordiv(a, b):   # Python's floor division on z3 Ints (z3's own is Euclidean)
   return z3.If(b > 0, a / b, (-a) / (-b))
 
-_BV = 160   # bit operations are exact on integers below 2**159 in magnitude (constants here are at most 2**64)
+_BV = 72   # bit operations are modelled on 72-bit two's complement: exact for |x| < 2**71, which the path then requires
 
 def _bits(op, a, b):
   A, B = z3.Int2BV(a, _BV), z3.Int2BV(b, _BV)
   return z3.BV2Int({"and": A & B, "or": A | B, "xor": A ^ B}[op], is_signed=True)
+
+def _fits_bits(x) -> None:
+  """record that a bit operation's operand lies where the 72-bit model is exact (true of every constant of a dtype)"""
+  if isinstance(x, SymInt): SymBool(abs(_c(x)) < 2 ** (_BV - 1), z3.And(x.term < 2 ** (_BV - 1), x.term > -2 ** (_BV - 1))).__bool__()
 
 class SymInt(int):
   """An int that carries a z3 term (see the module docstring)."""
@@ -137,12 +141,24 @@ class SymInt(int):
     k = o.pin() if isinstance(o, SymInt) else _c(o)
     return SymInt(_c(self) >> k, _floordiv(self.term, z3.IntVal(2 ** k, self._ctx())))
   def __rrshift__(self, o): return _c(o) >> self.pin() if isinstance(o, int) else NotImplemented
-  def __and__(self, o): return self._bin(o, _c(self) & _c(o), lambda a, b: _bits("and", a, b)) if isinstance(o, int) else NotImplemented
-  def __rand__(self, o): return self._bin(o, _c(o) & _c(self), lambda a, b: _bits("and", a, b), True) if isinstance(o, int) else NotImplemented
-  def __or__(self, o): return self._bin(o, _c(self) | _c(o), lambda a, b: _bits("or", a, b)) if isinstance(o, int) else NotImplemented
-  def __ror__(self, o): return self._bin(o, _c(o) | _c(self), lambda a, b: _bits("or", a, b), True) if isinstance(o, int) else NotImplemented
-  def __xor__(self, o): return self._bin(o, _c(self) ^ _c(o), lambda a, b: _bits("xor", a, b)) if isinstance(o, int) else NotImplemented
-  def __rxor__(self, o): return self._bin(o, _c(o) ^ _c(self), lambda a, b: _bits("xor", a, b), True) if isinstance(o, int) else NotImplemented
+  def __and__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(self) & _c(o), lambda a, b: _bits("and", a, b)) if isinstance(o, int) else NotImplemented
+  def __rand__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(o) & _c(self), lambda a, b: _bits("and", a, b), True) if isinstance(o, int) else NotImplemented
+  def __or__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(self) | _c(o), lambda a, b: _bits("or", a, b)) if isinstance(o, int) else NotImplemented
+  def __ror__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(o) | _c(self), lambda a, b: _bits("or", a, b), True) if isinstance(o, int) else NotImplemented
+  def __xor__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(self) ^ _c(o), lambda a, b: _bits("xor", a, b)) if isinstance(o, int) else NotImplemented
+  def __rxor__(self, o):
+    _fits_bits(self); _fits_bits(o)
+    return self._bin(o, _c(o) ^ _c(self), lambda a, b: _bits("xor", a, b), True) if isinstance(o, int) else NotImplemented
   def __invert__(self): return SymInt(~_c(self), -self.term - 1)
   def __pow__(self, o, mod=None):
     if mod is not None or not isinstance(o, int): return NotImplemented

@@ -37,7 +37,9 @@ MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
 PATH_BUDGET = 24         # paths explored per instance
 PLAN_BUDGET = 12         # instances (op/dtype/operand alternatives) per rule and dtype
-RLIMIT = 4_000_000       # z3 resource units per query (deterministic, unlike a timeout)
+RLIMIT = 4_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
+PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
+MAX_QUERIES = 400        # z3 queries per rule, all dtypes together
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 
 # ** the rules **
@@ -136,6 +138,7 @@ class Builder:
     return UOp(Ops.CONST, dt, arg=self.sym("c", dt))
 
   def build(self, p:UPat, dt:DType, depth:int=0) -> UOp:
+    if depth == 0: self.main = dt
     if p.name is not None and p.name in self.env: return self.env[p.name]
     if depth > 6: raise NoInstance("pattern too deep")
     if p.is_any: return self._named(p, self.build(self.choose(list(p.src[0])), dt, depth + 1))
@@ -163,7 +166,7 @@ class Builder:
       from tinygrad.uop.ops import AxisType
       return self._named(p, u.replace(arg=(len(self.env), AxisType.LOOP)))
     if op in GroupOp.Comparison:
-      sdt = self.choose(INT_DTYPES + [dtypes.bool]) if dt == dtypes.bool else dt
+      sdt = dt if dt != dtypes.bool else self.main   # a comparison inside a bool context compares at the instance's dtype
       srcs = [self.build(k, sdt, depth + 1) for k in kids]
       return self._named(p, UOp(op, dtypes.bool, tuple(srcs)))
     if op is Ops.WHERE:
@@ -171,9 +174,13 @@ class Builder:
       srcs = [self.build(kids[0], dtypes.bool, depth + 1)] + [self.build(k, vdt, depth + 1) for k in kids[1:]]
       return self._named(p, UOp(op, vdt, tuple(srcs)))
     if op is Ops.CAST:
-      inner_dt = self.choose([d for d in MAIN_DTYPES if d != dt] + [dt])
+      k0 = kids[0] if kids else None
+      if k0 is not None and (k0.name in self.env or k0.match_dtype is not None):   # the operand's own pattern decides its dtype
+        inner_dt = self.env[k0.name].dtype if k0.name in self.env else next((d for d in MAIN_DTYPES if d in k0.match_dtype), dt)
+      else: inner_dt = self.choose([d for d in MAIN_DTYPES if d != dt] + [dt])
       inner = self.build(kids[0], inner_dt, depth + 1) if kids else self.variable(inner_dt)
       return self._named(p, inner.cast(dt))
+    if dt == dtypes.bool and op not in (Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX, Ops.WHERE): raise NoInstance(f"{op} on bool")
     if op in (Ops.SHL, Ops.SHR):
       srcs = [self.build(kids[0], dt, depth + 1), self.build(kids[1], self.choose([dt, dtypes.weakint]) if dt != dtypes.weakint else dt, depth + 1)]
       return self._named(p, UOp(op, dt, tuple(srcs)))
@@ -259,61 +266,89 @@ class InstanceVerdict:
   readings: dict = field(default_factory=dict)   # reading -> refuted / proved
   counterexample: dict|None = None
 
-def _solve(ctx, constraints, syms:dict[str, SymInt]) -> dict[str, int]|None|str:
-  s = z3.Solver(ctx=ctx)
-  s.set("rlimit", RLIMIT)
-  s.add(*constraints)
-  r = s.check()
-  if r == z3.unsat: return None
-  if r == z3.unknown: return "unknown"
-  m = s.model()
-  return {n: m.eval(v.term, model_completion=True).as_long() for n, v in syms.items()}
+@dataclass
+class Budget:
+  """z3 queries a rule may still make (feasibility and proofs): counted, so the table is the same every run."""
+  queries: int
+  def take(self) -> bool:
+    self.queries -= 1
+    return self.queries >= 0
 
-def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET) -> InstanceVerdict:
+def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET, queries:Budget|None=None) -> InstanceVerdict:
   """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
+  queries = queries or Budget(MAX_QUERIES)
   b0, first = run_rule(rule, dt, plan, {}, ctx)
-  todo, seen, out = [({}, first, b0)], set(), InstanceVerdict("n/a")
+  todo, seen, out = [(first, b0)], set(), InstanceVerdict("n/a")
   undecided = False
   while todo:
-    asg, res, b = todo.pop(0)
+    res, b = todo.pop(0)
     out.paths += 1
     out.pinned |= res.pinned
     if res.ill_typed: out.ill_typed += 1
-    elif res.error: undecided, out.why = True, f"the rule raised: {res.error}"
+    elif res.error:
+      if (why := _raise_matters(res, b, ctx, queries)) is not None: undecided, out.why = True, why
     elif res.after is not None:
       out.fired += 1
-      v = _verify_path(rule, dt, plan, res, b, ctx)
+      v = _verify_path(rule, dt, plan, res, b, ctx, queries)
       if v is not None:
         if v.verdict == "refuted":
           out.verdict, out.counterexample, out.readings, out.why = "refuted", v.counterexample, v.readings, v.why
           return out
         undecided, out.why = True, v.why
-    # flip each decision past what this path shares with those already queued (generational search)
-    for i in range(len(res.conds)):
-      key = tuple((str(c), o) for c, o, _ in res.conds[:i]) + ((str(res.conds[i][0]), not res.conds[i][1]),)
-      if key in seen: continue
-      seen.add(key)
-      if out.paths + len(todo) >= budget: undecided, out.why = True, out.why or f"more than {budget} paths"; continue
-      prefix = [c if o else z3.Not(c) for c, o, _ in res.conds[:i]] + [z3.Not(res.conds[i][0]) if res.conds[i][1] else res.conds[i][0]]
-      asg2 = _solve(ctx, b.domain + prefix, b.syms)
-      if asg2 is None: continue
-      if asg2 == "unknown": undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"; continue
-      b2, res2 = run_rule(rule, dt, plan, asg2, ctx)
-      todo.append((asg2, res2, b2))
+    # flip each decision in turn, keeping the ones before it (generational search), on one incremental solver
+    solver = z3.Solver(ctx=ctx)
+    solver.set("rlimit", RLIMIT)
+    solver.add(*b.domain)
+    key: tuple = ()
+    for c, o, _ in res.conds:
+      taken = c if o else z3.Not(c)
+      flipped = key + ((str(c), not o),)
+      key += ((str(c), o),)
+      if flipped not in seen:
+        seen.add(flipped)
+        if out.paths + len(todo) >= budget or not queries.take():
+          undecided, out.why = True, out.why or f"path budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries per rule)"
+        else:
+          solver.push()
+          solver.add(z3.Not(taken))
+          r = solver.check()
+          if r == z3.sat:
+            m = solver.model()
+            asg = {n: m.eval(v.term, model_completion=True).as_long() for n, v in b.syms.items()}
+            b2, res2 = run_rule(rule, dt, plan, asg, ctx)
+            todo.append((res2, b2))
+          elif r == z3.unknown: undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"
+          solver.pop()
+      solver.add(taken)
   out.complete = not undecided and not out.pinned
   if out.fired == 0: out.verdict, out.why = "n/a", out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
   elif out.complete: out.verdict = "proved"
-  elif "z3" in out.why or "no z3 model" in out.why or "raised" in out.why: out.verdict = "unknown"
+  elif undecided and ("z3" in out.why or "model" in out.why or "raised" in out.why) and "budget" not in out.why: out.verdict = "unknown"
   else: out.verdict, out.why = "bounded", out.why or "pinned constants (the rule's code needed plain numbers)"
   return out
 
-def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx) -> InstanceVerdict|None:
+def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
+  """The rule raised on this path: harmless where the original is undefined on the whole path (a shift by a negative
+  count, a division by zero); otherwise a crash of tinygrad on a defined input (why, for the verdict)."""
+  from uopcheck.spec.z3model import Z3Model, Unsupported
+  if res.before is None or not queries.take(): return f"the rule raised: {res.error}"
+  m = Z3Model(OverflowReading.WRAP, ctx=ctx)
+  try: _, defined = m.translate(res.before)
+  except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
+  s = z3.Solver(ctx=ctx)
+  s.set("rlimit", RLIMIT)
+  s.add(*b.domain, *m.bounds, defined, *[c if o else z3.Not(c) for c, o, _ in res.conds])
+  r = s.check()
+  return None if r == z3.unsat else f"the rule raises on a defined input ({res.error})"
+
+def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
   assume = tuple(b.domain) + (z3.And(*[c if o else z3.Not(c) for c, o, _ in res.conds]) if res.conds else z3.BoolVal(True, ctx),)
   terms = {n: s.term for n, s in b.syms.items()}
   readings, why = {}, ""
   for reading in READINGS:
-    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=RLIMIT, terms=terms)
+    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 query budget spent ({MAX_QUERIES} per rule)")
+    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms)
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"
@@ -388,20 +423,31 @@ class RuleVerdict:
   counterexample: dict|None = None
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
+def _shape(u:UOp|None) -> tuple:
+  if u is None: return ()
+  return tuple((x.op, x.dtype, "sym" if isinstance(x.arg, SymInt) or x.op in (Ops.BUFFER, Ops.PARAM) else x.arg,
+                tuple(x.src.index(s) for s in x.src)) for x in u.toposort())
+
 ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "proved": 3, "n/a": 4}
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET) -> RuleVerdict:
   st = time.perf_counter()
+  queries = Budget(MAX_QUERIES)
   per_dt: dict[str, str] = {}
   whys, paths, cex = [], 0, None
   for dt in MAIN_DTYPES:
     ctx = z3.Context()
     verdicts = []
+    shapes: set = set()
     def make(plan, dt=dt, ctx=ctx):
-      try: return run_rule(rule, dt, plan, {}, ctx)[0]
+      try: b, res = run_rule(rule, dt, plan, {}, ctx)
       except NoInstance: return None
-    for plan, _ in plans(make, plan_budget):
-      v = explore(rule, dt, plan, ctx, path_budget)
+      b.shape = _shape(res.before)
+      return b
+    for plan, b in plans(make, plan_budget):
+      if b.shape in shapes: continue   # another plan built the same instance (e.g. a choice its pattern did not use)
+      shapes.add(b.shape)
+      v = explore(rule, dt, plan, ctx, path_budget, queries)
       paths += v.paths
       verdicts.append(v)
       if v.verdict == "refuted": break
@@ -414,3 +460,38 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   verdict = "n/a" if not per_dt else min(per_dt.values(), key=lambda v: ORDER[v])
   if verdict == "n/a": whys.append("no well-typed integer instance makes the rule fire (float, memory or graph-structure rule)")
   return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex)
+
+# ** the whole table **
+
+def _verify_key(key:str) -> dict:
+  rule = next(r for r in all_rules() if r.key == key)
+  return verify_rule(rule).as_json()
+
+def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> list[RuleVerdict]:
+  """Every rule (or those whose key or matcher contains one of ``only``), ``workers`` processes; results in rule order.
+  Each rule is decided on its own with fixed budgets, so the table does not depend on the worker count or timing."""
+  import multiprocessing as mp
+  from tqdm import tqdm
+  keys = [r.key for r in all_rules(only)]
+  if workers <= 1: it = map(_verify_key, keys)
+  else:
+    pool = mp.get_context("spawn").Pool(workers)
+    it = pool.imap(_verify_key, keys)
+  out = []
+  try:
+    for d in tqdm(it, total=len(keys), desc="rules", unit="rule", disable=not progress, file=__import__("sys").stderr):
+      out.append(RuleVerdict(**{**d, "matchers": tuple(d["matchers"])}))
+  finally:
+    if workers > 1: pool.terminate()
+  return out
+
+def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
+  known = known or {}
+  integer = [v for v in verdicts if v.verdict != "n/a"]
+  count = lambda k: sum(1 for v in integer if v.verdict == k)
+  refuted_new = [v.rule for v in integer if v.verdict == "refuted" and v.rule not in known]
+  return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count("proved"), "refuted": count("refuted"),
+          "bounded": count("bounded"), "unknown": count("unknown"), "not_integer": len(verdicts) - len(integer),
+          "decided_fraction": round((count("proved") + count("refuted")) / max(1, len(integer)), 4),
+          "refuted_new": refuted_new, "refuted_known": [v.rule for v in integer if v.verdict == "refuted" and v.rule in known],
+          "seconds": round(sum(v.seconds for v in verdicts), 1)}

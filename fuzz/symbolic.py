@@ -18,6 +18,7 @@ from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
+from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, campaign_rounds, run_rounds, digest, open_example_db,
                                        FoundBug, StopCampaign, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
@@ -33,15 +34,25 @@ class Verdict:
 def check_expr(e:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=3000) -> tuple[Verdict, UOp]:
   s = e.simplify()
   if s is e: return Verdict("unchanged"), s
+  return compare_exprs(e, s, reading, timeout_ms), s
+
+def compare_exprs(e:UOp, s:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=3000, fast_weak:bool=False) -> Verdict:
+  """Is ``s`` a refinement of ``e``? Exhaustively on small domains, else z3 (``fast_weak``: see ``_mixes_weak``)."""
   ex = exhaustive_check(e, s, limit=1 << 20, ub_is_undefined=reading is OverflowReading.UNDEFINED) if e.dtype == s.dtype else None
   if ex is not None:
     ok, asg, bv, av = ex
     return (Verdict("proved", "exhaustive") if ok else Verdict("refuted", "exhaustive", Refuted(asg, bv, av, "values differ"
-                                                                                             if av != "undefined" else "introduces UB"))), s
-  r = check_rewrite(e, s, reading, timeout_ms)
-  if isinstance(r, Proved): return Verdict("proved", "z3"), s
-  if isinstance(r, Refuted): return Verdict("refuted", "z3", r), s
-  return Verdict("unknown", "z3", r), s
+                                                                                             if av != "undefined" else "introduces UB")))
+  r = check_rewrite(e, s, reading, timeout_ms, weak_bits=64 if fast_weak and _mixes_weak(e, s) else None)
+  if isinstance(r, Proved): return Verdict("proved", "z3")
+  if isinstance(r, Refuted): return Verdict("refuted", "z3", r)
+  return Verdict("unknown", "z3", r)
+
+def _mixes_weak(*us:UOp) -> bool:
+  """weakint beside sized ints (a lowered expression): z3 is much faster with weakint as a 64-bit vector there, exact while
+  no value needs more bits -- one that would is undefined, never wrapped, so this can hide a refutation but never make one"""
+  dts = {u.dtype for x in us for u in x.toposort()}
+  return dtypes.weakint in dts and any(d in dtypes.ints for d in dts)
 
 # ** hypothesis strategies **
 
@@ -136,6 +147,9 @@ def skeleton(u:UOp, depth:int=1_000) -> str:
   return go(u, depth)
 
 def signature(d:dict) -> str:
+  """A simplify finding: the blamed rule + the node it rewrote. A pipeline finding: the stage that breaks it + the reason +
+  the dtype (the expression around it is the run, not the bug)."""
+  if d.get("check") == "pipeline": return digest(f"pipeline|{d.get('stage')}|{d['reason'].split(' (')[0]}|{d.get('dtype')}")
   return digest(f"symbolic|{d.get('rule')}|{d.get('rule_step_skeleton') or d.get('skeleton')}|{d['reason'].split(' (')[0]}")
 
 def finding_json(e:UOp, s:UOp, v:Verdict, reading:OverflowReading, seed:int|None=None) -> dict:
@@ -181,6 +195,7 @@ class CampaignStats:
   refuted: int = 0
   unknown: int = 0
   unchanged: int = 0
+  pipeline: int = 0                               # of the checks: the codegen pipeline on weakint->int32
   findings: list = field(default_factory=list)   # new, confirmed, saved
   known: list = field(default_factory=list)      # confirmed, but the shipped corpus has the signature
   internal: list = field(default_factory=list)   # uopcheck-internal: refutations that did not confirm
@@ -189,7 +204,7 @@ class CampaignStats:
 
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
-    return (f"checked {self.checked} ({rate:.1f}/s): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
+    return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
             f"unchanged by simplify {self.unchanged}; new findings {len(self.findings)}, known {len(self.known)}, "
             f"uopcheck-internal {len(self.internal)}")
 
@@ -199,8 +214,9 @@ def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, st
 
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
-                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS) -> CampaignStats:
-  """Fuzz ``e`` vs ``e.simplify()`` for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
+                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True) -> CampaignStats:
+  """Fuzz ``e`` vs ``e.simplify()`` -- and, for weakint ``e`` with ``pipeline``, the codegen integer pipeline on ``e`` cast to
+  int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
   db = open_example_db(db_dir)
@@ -217,29 +233,37 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       shrink[0] += 1
       if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
     elif time.perf_counter() > deadline: raise StopCampaign()
-    try: v, s = check_expr(e, reading)
-    except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): return
-    stats.checked += 1
-    setattr(stats, v.kind, getattr(stats, v.kind) + 1)
-    stats.seconds = time.perf_counter() - start
-    if progress and stats.seconds - last_print[0] > 2:
-      last_print[0] = stats.seconds
-      print("\r" + stats.line(), end="", flush=True)
-    if v.kind != "refuted": return
-    if (why := confirm(e, s, v, reading)) is not None:
-      if len(stats.internal) < 100: stats.internal.append({"expr_text": e.render(simplify=False), "verdict": str(v.detail), "why": why})
-      return  # not a tinygrad finding: hypothesis must not shrink towards it
-    if shrink[0] is None: shrink[0] = 0
-    size = len(e.toposort())
-    if minimal[0] is None or size < minimal[0][0]:
-      minimal[0] = (size, e, finding_json(e, s, v, reading, seed))
-      atomic_write_json(pending, minimal[0][2])
-    raise FoundBug(str(v.detail))
+    for check in ("simplify", "pipeline") if pipeline else ("simplify",):
+      if check == "pipeline" and e.dtype != dtypes.weakint: continue
+      try:
+        if check == "simplify": (v, s), root, stage = check_expr(e, reading), e, None
+        else: (v, s, stage), root = check_pipeline(e, reading), pipeline_root(e)
+      except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): continue
+      stats.checked += 1
+      if check == "pipeline": stats.pipeline += 1
+      setattr(stats, v.kind, getattr(stats, v.kind) + 1)
+      stats.seconds = time.perf_counter() - start
+      if progress and stats.seconds - last_print[0] > 2:
+        last_print[0] = stats.seconds
+        print("\r" + stats.line(), end="", flush=True)
+      if v.kind != "refuted": continue
+      if (why := confirm(root, s, v, reading)) is not None:
+        if len(stats.internal) < 100: stats.internal.append({"expr_text": root.render(simplify=False), "verdict": str(v.detail), "why": why})
+        continue  # not a tinygrad finding: hypothesis must not shrink towards it
+      if shrink[0] is None: shrink[0] = 0
+      size = len(e.toposort())
+      if minimal[0] is None or size < minimal[0][0]:
+        d = finding_json(root, s, v, reading, seed)
+        if stage is not None: d.update({"check": "pipeline", "stage": stage})
+        minimal[0] = (size, root, d)
+        atomic_write_json(pending, minimal[0][2])
+      raise FoundBug(str(v.detail))
   def finish_round():
     if minimal[0] is None: return
     _, e, d = minimal[0]
     minimal[0] = None
-    attribute(d, e, reading)
+    if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
+    else: attribute(d, e, reading)
     if d["signature"] in known: stats.known.append({**d, "known_as": known[d["signature"]]})
     else:
       save_finding(d, findings_dir)
@@ -301,4 +325,8 @@ def audit(d:dict) -> str|None:
 
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
+  if d.get("check") == "pipeline":   # the saved expr is the pipeline's root (already cast to int32)
+    from uopcheck.fuzz.pipeline import run_pipeline
+    e = load_expr(d)
+    return compare_exprs(e, run_pipeline(e)[-1][1], OverflowReading(d["reading"]), fast_weak=True)
   return check_expr(load_expr(d), OverflowReading(d["reading"]))[0]

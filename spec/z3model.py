@@ -141,6 +141,7 @@ class Z3Model:
       c, a, b = vals
       return z3.If(c, a, b), z3.And(defs[0], z3.If(c, defs[1], defs[2]))
     if op is Ops.CAST: return self._cast(vals[0], u.src[0].dtype, dt), d
+    if op is Ops.TRUNC and dt != dtypes.bool and (dt == dtypes.weakint or _is_bv(dt)): return vals[0], d   # an int is its own trunc
     if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
       a, b = vals
       sdt = u.src[0].dtype

@@ -8,7 +8,7 @@
   uopcheck compare-schedulers A B [--corpus DIR] [--fuzz N]                     correctness and cost of two schedulers
   uopcheck mutate [ID ...] [--detectors check,graph,rules,conformance]         kill table of tinygrad mutants
   uopcheck findings promote FILE ...                                           move reviewed findings into the shipped corpus
-  uopcheck rules verify [--matcher symbolic divandmod]                         prove each symbolic rule's rewrites with z3
+  uopcheck rules verify [--only KEY ...] [--workers N]                         decide every integer rewrite rule for all inputs
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
   uopcheck train --config tiny --steps 50 --validate                           Llama run behind the CPU gate (--replay FILE)
 
@@ -90,12 +90,25 @@ def _cmd_fuzz(args) -> int:
 
 def _cmd_rules(args) -> int:
   from uopcheck.spec.ints import OverflowReading
-  from uopcheck.fuzz.rules import verify_rules, format_table
-  tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
-                         progress=lambda t: print(f"\r{t.matcher} {t.rule:40s}", end="", flush=True, file=sys.stderr))
-  print("\r", end="", file=sys.stderr)
-  print(format_table(tallies))
-  return exit_code(new=sum(1 for t in tallies if t.refuted))
+  if args.method == "instances":   # the first design: random instances per rule (kept as the benchmark's baseline)
+    from uopcheck.fuzz.rules import verify_rules, format_table
+    tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
+                           progress=lambda t: print(f"\r{t.matcher} {t.rule:40s}", end="", flush=True, file=sys.stderr))
+    print("\r", end="", file=sys.stderr)
+    print(format_table(tallies))
+    return exit_code(new=sum(1 for t in tallies if t.refuted))
+  from uopcheck.fuzz import rule_verify, rule_report
+  try: known = rule_report.load_known(args.known) if args.known else rule_report.load_known()
+  except ValueError as e:
+    print(f"uopcheck: {e}", file=sys.stderr)
+    return EXIT_USAGE
+  verdicts = rule_verify.verify_all(args.only or None, workers=args.workers)
+  out = pathlib.Path(args.report_dir)
+  rule_report.write_json(verdicts, out / "rules_verify.json", known)
+  rule_report.write_html(verdicts, out / "rules_verify.html", known)
+  print(rule_report.format_table(verdicts, known, show_na=args.show_na))
+  print(f"reports: {out / 'rules_verify.json'}, {out / 'rules_verify.html'}")
+  return exit_code(new=len(rule_verify.summary(verdicts, known)["refuted_new"]))
 
 def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each re-read as data and
@@ -206,12 +219,19 @@ def build_parser() -> argparse.ArgumentParser:
                  help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
-  r = sub.add_parser("rules", help="rewrite rules: verify each symbolic rule with z3")
+  r = sub.add_parser("rules", help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
   r.add_argument("rules_cmd", choices=["verify"])
-  r.add_argument("--matcher", nargs="*", default=["symbolic", "divandmod"], choices=["symbolic", "divandmod"])
-  r.add_argument("--instances", type=int, default=20)
-  r.add_argument("--seed", type=int, default=0)
-  r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap")
+  r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
+  r.add_argument("--workers", type=int, default=2)
+  r.add_argument("--report-dir", default="reports", help="where rules_verify.json and rules_verify.html go")
+  r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
+  r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
+  r.add_argument("--method", choices=["universal", "instances"], default="universal",
+                 help="universal: every path, all values (default); instances: the first design's random instances")
+  r.add_argument("--matcher", nargs="*", default=["symbolic", "divandmod"], choices=["symbolic", "divandmod"], help="instances only")
+  r.add_argument("--instances", type=int, default=20, help="instances only")
+  r.add_argument("--seed", type=int, default=0, help="instances only")
+  r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap", help="instances only (universal checks both)")
   r.set_defaults(fn=_cmd_rules)
   cs = sub.add_parser("compare-schedulers", help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
   cs.add_argument("a", help="scheduler A: 'rangeify' (tinygrad's own), package.module:fn or file.py:fn")
