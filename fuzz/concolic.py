@@ -1,6 +1,7 @@
 """Concolic integers: run a rewrite rule's own Python on *symbolic* constants and record every decision it makes.
 
-A ``SymInt`` is an ``int`` (its concrete value, so any code runs on it unchanged) that also carries a z3 ``Int`` term.
+A ``SymInt`` is an ``int`` (its concrete value, so any code runs on it unchanged) that also carries a z3 term (an
+``Int`` for a weakint symbol, a 130-bit vector for a sized dtype's: z3 decides bit-vectors far faster than int2bv).
 Arithmetic on it (``+ - * // % << >> & | ^``, ``abs``, ``min``/``max`` through comparisons) builds the term along; a
 comparison gives a ``SymBool`` whose truth, when Python asks for it (``if``, ``and``, ``not``), is recorded in the active
 ``Recorder`` as a path condition with the outcome the concrete values take. Where the rule's code needs a plain number
@@ -58,111 +59,128 @@ class SymBool:
     return self.value
   def __repr__(self): return f"SymBool({self.value})"
 
-def _term(x, ctx):
-  if isinstance(x, SymInt): return x.term
-  if isinstance(x, bool): return z3.IntVal(int(x), ctx)
-  if isinstance(x, int): return z3.IntVal(x, ctx)
-  return None
+W = 130   # a symbol of a sized dtype is a 130-bit vector: every dtype constant, and any product of two, fits exactly
 
 def _c(x) -> int:
   """the concrete value of an int or SymInt, never pinning"""
   return int.__int__(x)
 
-def _floordiv(a, b):   # Python's floor division on z3 Ints (z3's own is Euclidean)
-  return z3.If(b > 0, a / b, (-a) / (-b))
+def _is_bv(t) -> bool: return z3.is_bv(t)
 
-_BV = 72   # bit operations are modelled on 72-bit two's complement: exact for |x| < 2**71, which the path then requires
+def _lift(x, like):
+  """``x`` (an int or SymInt) as a term of ``like``'s sort; a bit-vector meeting an Int becomes an Int"""
+  if isinstance(x, SymInt):
+    t = x.term
+    if _is_bv(t) and not _is_bv(like): return z3.BV2Int(t, is_signed=True)
+    return t
+  if isinstance(x, int): return z3.BitVecVal(_c(x), W, like.ctx) if _is_bv(like) else z3.IntVal(_c(x), like.ctx)
+  return None
 
-def _bits(op, a, b):
-  A, B = z3.Int2BV(a, _BV), z3.Int2BV(b, _BV)
-  return z3.BV2Int({"and": A & B, "or": A | B, "xor": A ^ B}[op], is_signed=True)
+def _pair(a:"SymInt", o):
+  """both operands as terms of one sort (Int if either is an Int)"""
+  ta = a.term
+  if isinstance(o, SymInt) and _is_bv(ta) and not _is_bv(o.term): ta = z3.BV2Int(ta, is_signed=True)
+  return ta, _lift(o, ta)
 
-def _fits_bits(x) -> None:
-  """record that a bit operation's operand lies where the 72-bit model is exact (true of every constant of a dtype)"""
-  if isinstance(x, SymInt): SymBool(abs(_c(x)) < 2 ** (_BV - 1), z3.And(x.term < 2 ** (_BV - 1), x.term > -2 ** (_BV - 1))).__bool__()
+def _guard(ok:z3.BoolRef, holds:bool) -> None:
+  """record that a bit-vector operation did not overflow its 130 bits (so it equals Python's unbounded result)"""
+  if not z3.is_true(ok): SymBool(holds, ok).__bool__()
+
+def _fits(v:int) -> bool: return -(1 << (W - 1)) <= v < (1 << (W - 1))
+
+def _floordiv(a, b):
+  if not _is_bv(a): return z3.If(b > 0, a / b, (-a) / (-b))   # z3's Int division is Euclidean
+  q, r = a / b, z3.SRem(a, b)                                  # z3py's bit-vector '/' is signed, truncating
+  return z3.If(z3.And(r != 0, (r < 0) != (b < 0)), q - 1, q)
+
+def _mod(a, b): return a - b * _floordiv(a, b)
 
 class SymInt(int):
-  """An int that carries a z3 term (see the module docstring)."""
-  term: z3.ArithRef
+  """An int that carries a z3 term (see the module docstring): an Int for weakint symbols, a 130-bit vector for sized ones."""
+  term: z3.ExprRef
   def __new__(cls, value:int, term):
     o = super().__new__(cls, _c(value))
     o.term = term
     return o
   # identity hashing: two symbols with equal concrete values are not one value, so dict/cache lookups never merge them
   def __hash__(self): return object.__hash__(self)
-  def _ctx(self): return self.term.ctx
-  def _bin(self, other, concrete, build, reverse=False):
-    t = _term(other, self._ctx())
-    if t is None: return NotImplemented
-    a, b = (t, self.term) if reverse else (self.term, t)
+  def _op(self, o, concrete:int, build, reverse=False, overflow=None):
+    if not isinstance(o, int): return NotImplemented
+    ta, tb = _pair(self, o)
+    a, b = (tb, ta) if reverse else (ta, tb)
+    if _is_bv(a) and overflow is not None: _guard(overflow(a, b), _fits(concrete))
     return SymInt(concrete, build(a, b))
-  def _cmp(self, other, concrete, build):
-    t = _term(other, self._ctx())
-    if t is None: return NotImplemented
-    return SymBool(concrete, build(self.term, t))
+  def _cmp(self, o, concrete:bool, build):
+    if not isinstance(o, int): return NotImplemented
+    a, b = _pair(self, o)
+    return SymBool(concrete, build(a, b))
   def pin(self) -> int:
-    _need().record(self.term == _c(self), True, pin=True)
+    _need().record(self.term == _lift(_c(self), self.term), True, pin=True)
     return _c(self)
+  def _nonzero(self, d):
+    if isinstance(d, SymInt): SymBool(_c(d) != 0, d.term != _lift(0, d.term)).__bool__()
   # arithmetic
-  def __add__(self, o): return self._bin(o, _c(self) + _c(o), lambda a, b: a + b) if isinstance(o, int) else NotImplemented
-  def __radd__(self, o): return self._bin(o, _c(o) + _c(self), lambda a, b: a + b, True) if isinstance(o, int) else NotImplemented
-  def __sub__(self, o): return self._bin(o, _c(self) - _c(o), lambda a, b: a - b) if isinstance(o, int) else NotImplemented
-  def __rsub__(self, o): return self._bin(o, _c(o) - _c(self), lambda a, b: a - b, True) if isinstance(o, int) else NotImplemented
-  def __mul__(self, o): return self._bin(o, _c(self) * _c(o), lambda a, b: a * b) if isinstance(o, int) else NotImplemented
-  def __rmul__(self, o): return self._bin(o, _c(o) * _c(self), lambda a, b: a * b, True) if isinstance(o, int) else NotImplemented
-  def __neg__(self): return SymInt(-_c(self), -self.term)
+  def __add__(self, o): return self._op(o, _c(self) + _c(o), lambda a, b: a + b, overflow=_add_ok) if isinstance(o, int) else NotImplemented
+  def __radd__(self, o): return self._op(o, _c(o) + _c(self), lambda a, b: a + b, True, _add_ok) if isinstance(o, int) else NotImplemented
+  def __sub__(self, o): return self._op(o, _c(self) - _c(o), lambda a, b: a - b, overflow=_sub_ok) if isinstance(o, int) else NotImplemented
+  def __rsub__(self, o): return self._op(o, _c(o) - _c(self), lambda a, b: a - b, True, _sub_ok) if isinstance(o, int) else NotImplemented
+  def __mul__(self, o): return self._op(o, _c(self) * _c(o), lambda a, b: a * b, overflow=_mul_ok) if isinstance(o, int) else NotImplemented
+  def __rmul__(self, o): return self._op(o, _c(o) * _c(self), lambda a, b: a * b, True, _mul_ok) if isinstance(o, int) else NotImplemented
+  def __neg__(self):
+    if _is_bv(self.term): _guard(self.term != z3.BitVecVal(-(1 << (W - 1)), W, self.term.ctx), True)
+    return SymInt(-_c(self), -self.term)
   def __pos__(self): return self
-  def __abs__(self): return SymInt(abs(_c(self)), z3.If(self.term < 0, -self.term, self.term))
-  def _divisor_nonzero(self, d):
-    if isinstance(d, SymInt): SymBool(_c(d) != 0, d.term != 0).__bool__()
+  def __abs__(self):
+    if _is_bv(self.term): _guard(self.term != z3.BitVecVal(-(1 << (W - 1)), W, self.term.ctx), True)
+    return SymInt(abs(_c(self)), z3.If(self.term < _lift(0, self.term), -self.term, self.term))
   def __floordiv__(self, o):
     if not isinstance(o, int): return NotImplemented
-    self._divisor_nonzero(o)
-    return self._bin(o, _c(self) // _c(o), _floordiv)
+    self._nonzero(o)
+    return self._op(o, _c(self) // _c(o), _floordiv)
   def __rfloordiv__(self, o):
     if not isinstance(o, int): return NotImplemented
-    self._divisor_nonzero(self)
-    return self._bin(o, _c(o) // _c(self), _floordiv, True)
+    self._nonzero(self)
+    return self._op(o, _c(o) // _c(self), _floordiv, True)
   def __mod__(self, o):
     if not isinstance(o, int): return NotImplemented
-    self._divisor_nonzero(o)
-    return self._bin(o, _c(self) % _c(o), lambda a, b: a - b * _floordiv(a, b))
+    self._nonzero(o)
+    return self._op(o, _c(self) % _c(o), _mod)
   def __rmod__(self, o):
     if not isinstance(o, int): return NotImplemented
-    self._divisor_nonzero(self)
-    return self._bin(o, _c(o) % _c(self), lambda a, b: a - b * _floordiv(a, b), True)
+    self._nonzero(self)
+    return self._op(o, _c(o) % _c(self), _mod, True)
   def __lshift__(self, o):
     if not isinstance(o, int): return NotImplemented
     k = o.pin() if isinstance(o, SymInt) else _c(o)
-    return SymInt(_c(self) << k, self.term * (2 ** k))
+    return self * (1 << k)
   def __rlshift__(self, o): return _c(o) << self.pin() if isinstance(o, int) else NotImplemented
   def __rshift__(self, o):
     if not isinstance(o, int): return NotImplemented
     k = o.pin() if isinstance(o, SymInt) else _c(o)
-    return SymInt(_c(self) >> k, _floordiv(self.term, z3.IntVal(2 ** k, self._ctx())))
+    return self // (1 << k)
   def __rrshift__(self, o): return _c(o) >> self.pin() if isinstance(o, int) else NotImplemented
-  def __and__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(self) & _c(o), lambda a, b: _bits("and", a, b)) if isinstance(o, int) else NotImplemented
-  def __rand__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(o) & _c(self), lambda a, b: _bits("and", a, b), True) if isinstance(o, int) else NotImplemented
-  def __or__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(self) | _c(o), lambda a, b: _bits("or", a, b)) if isinstance(o, int) else NotImplemented
-  def __ror__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(o) | _c(self), lambda a, b: _bits("or", a, b), True) if isinstance(o, int) else NotImplemented
-  def __xor__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(self) ^ _c(o), lambda a, b: _bits("xor", a, b)) if isinstance(o, int) else NotImplemented
-  def __rxor__(self, o):
-    _fits_bits(self); _fits_bits(o)
-    return self._bin(o, _c(o) ^ _c(self), lambda a, b: _bits("xor", a, b), True) if isinstance(o, int) else NotImplemented
-  def __invert__(self): return SymInt(~_c(self), -self.term - 1)
+  def _bitop(self, o, concrete, op, reverse=False):
+    if not isinstance(o, int): return NotImplemented
+    ta, tb = _pair(self, o)
+    if not _is_bv(ta):   # an Int symbol: exact on 130-bit two's complement, which the path then requires
+      for t in (ta, tb): _guard(z3.And(t < 2 ** (W - 1), t >= -2 ** (W - 1)), True)
+      A, B = z3.Int2BV(ta, W), z3.Int2BV(tb, W)
+      return SymInt(concrete, z3.BV2Int(op(B, A) if reverse else op(A, B), is_signed=True))
+    return SymInt(concrete, op(tb, ta) if reverse else op(ta, tb))
+  def __and__(self, o): return self._bitop(o, _c(self) & _c(o), lambda a, b: a & b) if isinstance(o, int) else NotImplemented
+  def __rand__(self, o): return self._bitop(o, _c(o) & _c(self), lambda a, b: a & b, True) if isinstance(o, int) else NotImplemented
+  def __or__(self, o): return self._bitop(o, _c(self) | _c(o), lambda a, b: a | b) if isinstance(o, int) else NotImplemented
+  def __ror__(self, o): return self._bitop(o, _c(o) | _c(self), lambda a, b: a | b, True) if isinstance(o, int) else NotImplemented
+  def __xor__(self, o): return self._bitop(o, _c(self) ^ _c(o), lambda a, b: a ^ b) if isinstance(o, int) else NotImplemented
+  def __rxor__(self, o): return self._bitop(o, _c(o) ^ _c(self), lambda a, b: a ^ b, True) if isinstance(o, int) else NotImplemented
+  def __invert__(self): return SymInt(~_c(self), ~self.term if _is_bv(self.term) else -self.term - 1)
   def __pow__(self, o, mod=None):
     if mod is not None or not isinstance(o, int): return NotImplemented
-    return SymInt(_c(self) ** (k := o.pin() if isinstance(o, SymInt) else _c(o)), self.term ** k if k >= 0 else z3.RealVal(0))
+    k = o.pin() if isinstance(o, SymInt) else _c(o)
+    if k < 0: return _c(self) ** k
+    out = SymInt(1, _lift(1, self.term))
+    for _ in range(k): out = out * self
+    return out
   def __rpow__(self, o): return _c(o) ** self.pin() if isinstance(o, int) else NotImplemented
   # comparisons
   def __eq__(self, o):
@@ -175,8 +193,8 @@ class SymInt(int):
   def __le__(self, o): return self._cmp(o, _c(self) <= _c(o), lambda a, b: a <= b) if isinstance(o, int) else NotImplemented
   def __gt__(self, o): return self._cmp(o, _c(self) > _c(o), lambda a, b: a > b) if isinstance(o, int) else NotImplemented
   def __ge__(self, o): return self._cmp(o, _c(self) >= _c(o), lambda a, b: a >= b) if isinstance(o, int) else NotImplemented
-  def __bool__(self): return bool(SymBool(_c(self) != 0, self.term != 0))
-  # where a plain number is needed: pin
+  def __bool__(self): return bool(SymBool(_c(self) != 0, self.term != _lift(0, self.term)))
+  # where a plain number is asked for: pin
   def __index__(self): return self.pin()
   def __int__(self): return self.pin()
   def __float__(self): return float(self.pin())
@@ -189,6 +207,15 @@ class SymInt(int):
   def __repr__(self): return f"Sym({int.__repr__(_c(self))})"
   __str__ = __repr__
   def __reduce__(self): raise TypeError("a SymInt is not serializable")
+
+def _add_ok(a, b): return z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b))
+def _sub_ok(a, b): return z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True))
+def _mul_ok(a, b): return z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))
+
+def value_of(model:z3.ModelRef, term) -> int:
+  """a symbol's value in a z3 model (bit-vectors read as signed)"""
+  v = model.eval(term, model_completion=True)
+  return v.as_signed_long() if z3.is_bv_value(v) else v.as_long()
 
 @contextlib.contextmanager
 def keep_symbols():

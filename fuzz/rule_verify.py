@@ -27,8 +27,8 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher
 from tinygrad.dtype import DType, dtypes, Invalid
-from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped
-from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
+from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of
+from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 
 SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
@@ -36,10 +36,10 @@ INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
 PATH_BUDGET = 24         # paths explored per instance
-PLAN_BUDGET = 12         # instances (op/dtype/operand alternatives) per rule and dtype
+PLAN_BUDGET = 8         # instances (op/dtype/operand alternatives) per rule and dtype
 RLIMIT = 4_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
 PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
-MAX_QUERIES = 400        # z3 queries per rule, all dtypes together
+MAX_QUERIES = 240        # z3 queries per rule, all dtypes together
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 
 # ** the rules **
@@ -119,8 +119,12 @@ class Builder:
 
   def sym(self, prefix:str, dt:DType) -> SymInt:
     name = f"{prefix}{len(self.syms)}"
-    t = z3.Int(name, self.ctx)
-    if dt != dtypes.weakint: self.domain.append(z3.And(t >= dt.min, t <= dt.max))
+    if dt == dtypes.weakint and getattr(self, "main", dtypes.weakint) in (dtypes.weakint, dtypes.bool): t = z3.Int(name, self.ctx)
+    else:   # a sized dtype's symbol: a wide bit-vector (concolic.W bits), bounded to the dtype
+      t = z3.BitVec(name, W, self.ctx)
+      # a weak constant beside sized operands: any value from int64's min to uint64's max (what numpy can confirm)
+      lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
+      self.domain.append(z3.And(t >= lo, t <= hi))
     self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix, dt)), t)
     self.dtype_of[name] = dt
     return s
@@ -203,7 +207,7 @@ class Builder:
     if p.name is not None: self.env[p.name] = u
     return u
 
-INSTANCE_OPS = set(GroupOp.ALU) | {Ops.CONST, Ops.CAST, Ops.PARAM, Ops.RANGE} - {Ops.POW, Ops.RECIPROCAL, Ops.EXP2, Ops.LOG2, Ops.SIN,
+INSTANCE_OPS = (set(GroupOp.ALU) | {Ops.CONST, Ops.CAST, Ops.PARAM, Ops.RANGE}) - {Ops.POW, Ops.RECIPROCAL, Ops.EXP2, Ops.LOG2, Ops.SIN,
                                                                                  Ops.SQRT, Ops.FDIV, Ops.TRUNC, Ops.THREEFRY}
 
 def plans(make, cap:int):
@@ -249,7 +253,8 @@ def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context
         res.after = after if isinstance(after, UOp) and after is not before else None
     except NoInstance: raise
     except SymbolEscaped as e: res.error = f"symbol escaped: {e}"
-    except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError) as e:
+    except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError,
+            MemoryError, OverflowError) as e:
       res.error = f"{type(e).__name__}: {str(e)[:120]}"
   res.conds, res.pinned = rec.conds, rec.pinned
   return b, res
@@ -289,6 +294,10 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
       if (why := _raise_matters(res, b, ctx, queries)) is not None: undecided, out.why = True, why
     elif res.after is not None:
       out.fired += 1
+      if _leaks_concrete(rule, dt, plan, res, b, ctx, queries):
+        # the rule's code used a symbol as a plain number without a pin (list indexing, math.gcd, ctypes read the int
+        # value directly): what it built holds only for these values, so this path proves nothing beyond them
+        out.pinned = True
       v = _verify_path(rule, dt, plan, res, b, ctx, queries)
       if v is not None:
         if v.verdict == "refuted":
@@ -296,7 +305,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
           return out
         undecided, out.why = True, v.why
     # flip each decision in turn, keeping the ones before it (generational search), on one incremental solver
-    solver = z3.Solver(ctx=ctx)
+    solver = solver_for(b.domain + [c for c, _, _ in res.conds], ctx)
     solver.set("rlimit", RLIMIT)
     solver.add(*b.domain)
     key: tuple = ()
@@ -314,7 +323,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
           r = solver.check()
           if r == z3.sat:
             m = solver.model()
-            asg = {n: m.eval(v.term, model_completion=True).as_long() for n, v in b.syms.items()}
+            asg = {n: value_of(m, v.term) for n, v in b.syms.items()}
             b2, res2 = run_rule(rule, dt, plan, asg, ctx)
             todo.append((res2, b2))
           elif r == z3.unknown: undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"
@@ -327,6 +336,34 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
   else: out.verdict, out.why = "bounded", out.why or "pinned constants (the rule's code needed plain numbers)"
   return out
 
+def _plain_shape(u:UOp|None) -> tuple:
+  """a rewrite's structure with its symbols as 'sym' and every plain constant and bound as its value"""
+  if u is None: return ()
+  def arg(x):
+    if isinstance(x.arg, SymInt): return "sym"
+    if x.op in (Ops.BUFFER, Ops.PARAM) and getattr(x.arg, "vmin_vmax", None) is not None:
+      return tuple("sym" if isinstance(y, SymInt) else y for y in x.arg.vmin_vmax)
+    return x.arg
+  return tuple((x.op, x.dtype, arg(x), len(x.src)) for x in u.toposort())
+
+def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> bool:
+  """Re-run the path with other values for the symbols (z3 picks them on the same path, each different where it can):
+  if the rewrite then holds other plain numbers, the code turned a symbol into a plain number silently."""
+  if not b.syms or not queries.take(): return False
+  first = {n: int.__int__(v) for n, v in b.syms.items()}
+  path = [c if o else z3.Not(c) for c, o, _ in res.conds]
+  for differ in (z3.And, z3.Or):
+    q = [*b.domain, *path, differ(*[v.term != first[n] for n, v in b.syms.items()])]
+    s = solver_for(q, ctx)
+    s.set("rlimit", RLIMIT)
+    s.add(*q)
+    if s.check() == z3.sat:
+      m = s.model()
+      _, res2 = run_rule(rule, dt, plan, {n: value_of(m, v.term) for n, v in b.syms.items()}, ctx)
+      same_path = [(str(c), o) for c, o, _ in res2.conds] == [(str(c), o) for c, o, _ in res.conds]
+      return same_path and _plain_shape(res2.after) != _plain_shape(res.after)
+  return False
+
 def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   """The rule raised on this path: harmless where the original is undefined on the whole path (a shift by a negative
   count, a division by zero); otherwise a crash of tinygrad on a defined input (why, for the verdict)."""
@@ -335,9 +372,10 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
   except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
-  s = z3.Solver(ctx=ctx)
+  q = [*b.domain, *m.bounds, defined, *[c if o else z3.Not(c) for c, o, _ in res.conds]]
+  s = solver_for(q, ctx)
   s.set("rlimit", RLIMIT)
-  s.add(*b.domain, *m.bounds, defined, *[c if o else z3.Not(c) for c, o, _ in res.conds])
+  s.add(*q)
   r = s.check()
   return None if r == z3.unsat else f"the rule raises on a defined input ({res.error})"
 
@@ -346,7 +384,7 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   assume = tuple(b.domain) + (z3.And(*[c if o else z3.Not(c) for c, o, _ in res.conds]) if res.conds else z3.BoolVal(True, ctx),)
   terms = {n: s.term for n, s in b.syms.items()}
   readings, why = {}, ""
-  for reading in READINGS:
+  for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 query budget spent ({MAX_QUERIES} per rule)")
     try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms)
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
@@ -359,6 +397,13 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
       readings[reading.value], why = "unconfirmed", f"z3 refutation not confirmed: {cex.get('why')}"
     else: readings[reading.value], why = "unknown", f"z3: {v.why}" if "z3" not in v.why else v.why
   return None if all(r == "proved" for r in readings.values()) else InstanceVerdict("unknown", readings=readings, why=why or "no z3 model")
+
+_READING_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.SHL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD}
+def _reading_matters(*us:UOp) -> bool:
+  """The two readings of signed overflow differ only on arithmetic at a sized signed dtype (and uint16 products, which C
+  promotes to int); without one, one proof covers both."""
+  return any((x.dtype in dtypes.sints and x.dtype != dtypes.weakint and x.op in _READING_OPS) or (x.dtype == dtypes.uint16 and x.op is Ops.MUL)
+             for u in us for x in u.toposort())
 
 # ** confirming and reaching a refutation **
 

@@ -196,6 +196,7 @@ class CampaignStats:
   unknown: int = 0
   unchanged: int = 0
   pipeline: int = 0                               # of the checks: the codegen pipeline on weakint->int32
+  seeds: int = 0                                  # of those: harvested kernel index expressions
   findings: list = field(default_factory=list)   # new, confirmed, saved
   known: list = field(default_factory=list)      # confirmed, but the shipped corpus has the signature
   internal: list = field(default_factory=list)   # uopcheck-internal: refutations that did not confirm
@@ -204,7 +205,7 @@ class CampaignStats:
 
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
-    return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
+    return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline, {self.seeds} kernel index seeds): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
             f"unchanged by simplify {self.unchanged}; new findings {len(self.findings)}, known {len(self.known)}, "
             f"uopcheck-internal {len(self.internal)}")
 
@@ -269,6 +270,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       save_finding(d, findings_dir)
       if all(f["signature"] != d["signature"] for f in stats.findings): stats.findings.append(d)
     pending.unlink(missing_ok=True)
+  if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
   rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
   try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
   finally:
@@ -277,6 +279,28 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   return stats
 
 SHRINK_BUDGET = 200  # property calls spent shrinking one refutation
+
+def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, findings_dir:str, deadline:float) -> None:
+  """Every harvested kernel index expression (``fuzz/index_seeds.json``), at its size and with its loops scaled up, through
+  the codegen pipeline; a confirmed refutation is saved like any finding (a seed is already small: no shrinking)."""
+  from uopcheck.fuzz.index_seeds import load_seeds, scaled, SCALES
+  for e0 in load_seeds():
+    for k in SCALES:
+      if time.perf_counter() > deadline: return
+      e = scaled(e0, k)
+      try: v, s, stage = check_pipeline(e, reading)
+      except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): continue
+      stats.checked += 1; stats.pipeline += 1; stats.seeds += 1
+      setattr(stats, v.kind, getattr(stats, v.kind) + 1)
+      if v.kind != "refuted": continue
+      root = pipeline_root(e)
+      if (why := confirm(root, s, v, reading)) is not None:
+        if len(stats.internal) < 100: stats.internal.append({"expr_text": root.render(simplify=False), "verdict": str(v.detail), "why": why})
+        continue
+      d = {**finding_json(root, s, v, reading, seed), "check": "pipeline", "stage": stage, "rule": f"pipeline stage: {stage}", "origin": "index seed"}
+      d["signature"] = signature(d)
+      if d["signature"] in known: stats.known.append({**d, "known_as": known[d["signature"]]})
+      elif all(f["signature"] != d["signature"] for f in stats.findings): save_finding(d, findings_dir); stats.findings.append(d)
 
 def _validate(d:dict) -> None:
   for k in ("expr", "simplified", "reason", "reading", "signature"):

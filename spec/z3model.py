@@ -56,10 +56,10 @@ class Z3Model:
 
   # ** sorts and constants **
   def const(self, v, dt:DType):
-    if (t := getattr(v, "term", None)) is not None:   # a symbolic constant (fuzz.concolic.SymInt): its z3 Int term
+    if (t := getattr(v, "term", None)) is not None:   # a symbolic constant (fuzz.concolic.SymInt): its z3 term, Int or wide BV
       if dt == dtypes.bool: return t != 0
-      if self.is_bv(dt): return z3.Int2BV(t, self.bits(dt))
-      if dt == dtypes.weakint: return t
+      if self.is_bv(dt): return z3.Extract(self.bits(dt) - 1, 0, t) if z3.is_bv(t) else z3.Int2BV(t, self.bits(dt))
+      if dt == dtypes.weakint: return z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t
       raise Unsupported(f"symbolic constant of {dt}")
     if dt == dtypes.bool: return z3.BoolVal(bool(v), self.ctx)
     if self.is_bv(dt): return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
@@ -135,7 +135,7 @@ class Z3Model:
     commit_from = 1 if op is Ops.WHERE else 0
     commit_to = 1 if op in (Ops.SHL, Ops.SHR) else len(vals)
     if op not in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.CAST, Ops.BITCAST):
-      vals = [(self.const(0, dt) if s_.base.is_invalid else self._cast(v_, s_.dtype, dt)) if commit_from <= i < commit_to and s_.dtype != dt
+      vals = [(self.const(0, dt) if s_.base.is_invalid else self._commit(v_, s_, dt)) if commit_from <= i < commit_to and s_.dtype != dt
               else v_ for i, (v_, s_) in enumerate(zip(vals, u.src))]
     if op is Ops.WHERE:
       c, a, b = vals
@@ -157,6 +157,11 @@ class Z3Model:
     if dt == dtypes.weakint and not self.weak_bits: return self._int_op(u, vals, d)
     if self.is_bv(dt): return self._bv_op(u, vals, d)
     raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
+
+  def _commit(self, x, s:UOp, dt:DType):
+    """a weak operand at the node's dtype; a symbolic constant goes straight to ``dt`` (no detour through an Int)"""
+    if s.op is Ops.CONST and z3.is_bv(getattr(s.arg, "term", None)) and self.is_bv(dt): return self.const(s.arg, dt)
+    return self._cast(x, s.dtype, dt)
 
   def _cast(self, x, src:DType, dst:DType):
     if src == dst: return x
@@ -277,22 +282,37 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   except Unsupported as e: return Unknown(str(e))
   except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
   if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
-  s = z3.Solver(ctx=m.ctx)
+  query = [*m.bounds, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
+  s = solver_for(query, m.ctx)
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
-  s.add(*m.bounds, *assume, bd, z3.Or(z3.Not(ad), av != bv))
+  s.add(*query)
   r = s.check()
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
   mdl = s.model()
   dt = before.dtype
   asg = {n: _signed_value(mdl, v, vdt) for n, (v, vdt) in m.variables.items() if "@" not in n}
-  asg.update({n: mdl.eval(t, model_completion=True).as_long() for n, t in (terms or {}).items()})
+  asg.update({n: (v.as_signed_long() if z3.is_bv_value(v := mdl.eval(t, model_completion=True)) else v.as_long()) for n, t in (terms or {}).items()})
   defined_after = z3.is_true(mdl.eval(ad, model_completion=True))
   bval = _signed_value(mdl, bv, dt)
   aval = _signed_value(mdl, av, dt) if defined_after else "undefined"
   reason = "the rewrite is undefined where the original is defined (introduces UB)" if not defined_after else "values differ"
   return Refuted(asg, bval, aval, reason)
+
+def pure_bv(exprs) -> bool:
+  """no Int term anywhere in ``exprs`` (then z3's bit-blasting QF_BV solver decides it, often 1000x faster)"""
+  seen, todo = set(), list(exprs)
+  while todo:
+    e = todo.pop()
+    if e.get_id() in seen: continue
+    seen.add(e.get_id())
+    if z3.is_int(e) or z3.is_real(e): return False
+    todo.extend(e.children())
+  return True
+
+def solver_for(exprs, ctx:z3.Context) -> z3.Solver:
+  return z3.SolverFor("QF_BV", ctx=ctx) if pure_bv(exprs) else z3.Solver(ctx=ctx)
 
 def _signed_value(mdl, e, dt:DType):
   v = mdl.eval(e, model_completion=True)
