@@ -40,6 +40,7 @@ PLAN_BUDGET = 8         # instances (op/dtype/operand alternatives) per rule and
 RLIMIT = 4_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
 PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
 MAX_QUERIES = 240        # z3 queries per rule, all dtypes together
+RULE_RLIMIT = 60_000_000 # z3 resource units per rule, all dtypes together (about 12 s of z3 here)
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 
 # ** the rules **
@@ -273,15 +274,24 @@ class InstanceVerdict:
 
 @dataclass
 class Budget:
-  """z3 queries a rule may still make (feasibility and proofs): counted, so the table is the same every run."""
+  """What a rule may still spend in z3: queries (feasibility and proofs) and resource units (z3's deterministic
+  ``rlimit`` counter, summed over every check) -- counted, never timed, so the table is the same every run."""
   queries: int
+  rlimit: int = 0
+  _last: object = None     # the incremental solver last charged, and its count then (its counter is cumulative)
+  _last_used: int = 0
   def take(self) -> bool:
     self.queries -= 1
-    return self.queries >= 0
+    return self.queries >= 0 and self.rlimit > 0
+  def charge(self, solver:z3.Solver) -> None:
+    st = solver.statistics()
+    used = int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else 0
+    self.rlimit -= used - (self._last_used if solver is self._last else 0)
+    self._last, self._last_used = solver, used
 
 def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET, queries:Budget|None=None) -> InstanceVerdict:
   """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
-  queries = queries or Budget(MAX_QUERIES)
+  queries = queries or Budget(MAX_QUERIES, RULE_RLIMIT)
   b0, first = run_rule(rule, dt, plan, {}, ctx)
   todo, seen, out = [(first, b0)], set(), InstanceVerdict("n/a")
   undecided = False
@@ -316,11 +326,12 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
       if flipped not in seen:
         seen.add(flipped)
         if out.paths + len(todo) >= budget or not queries.take():
-          undecided, out.why = True, out.why or f"path budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries per rule)"
+          undecided, out.why = True, out.why or f"budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} units per rule)"
         else:
           solver.push()
           solver.add(z3.Not(taken))
           r = solver.check()
+          queries.charge(solver)
           if r == z3.sat:
             m = solver.model()
             asg = {n: value_of(m, v.term) for n, v in b.syms.items()}
@@ -357,7 +368,9 @@ def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budg
     s = solver_for(q, ctx)
     s.set("rlimit", RLIMIT)
     s.add(*q)
-    if s.check() == z3.sat:
+    r = s.check()
+    queries.charge(s)
+    if r == z3.sat:
       m = s.model()
       _, res2 = run_rule(rule, dt, plan, {n: value_of(m, v.term) for n, v in b.syms.items()}, ctx)
       same_path = [(str(c), o) for c, o, _ in res2.conds] == [(str(c), o) for c, o, _ in res.conds]
@@ -377,6 +390,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   s.set("rlimit", RLIMIT)
   s.add(*q)
   r = s.check()
+  queries.charge(s)
   return None if r == z3.unsat else f"the rule raises on a defined input ({res.error})"
 
 def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
@@ -385,8 +399,8 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   terms = {n: s.term for n, s in b.syms.items()}
   readings, why = {}, ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
-    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 query budget spent ({MAX_QUERIES} per rule)")
-    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms)
+    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
+    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge)
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"
@@ -477,7 +491,7 @@ ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "proved": 3, "n/a": 4}
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET) -> RuleVerdict:
   st = time.perf_counter()
-  queries = Budget(MAX_QUERIES)
+  queries = Budget(MAX_QUERIES, RULE_RLIMIT)
   per_dt: dict[str, str] = {}
   whys, paths, cex = [], 0, None
   for dt in MAIN_DTYPES:

@@ -264,7 +264,7 @@ class Z3Model:
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
                   weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,
-                  terms:dict|None=None) -> Proved|Refuted|Unknown:
+                  terms:dict|None=None, on_check=None) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
   (lowering), exact as long as no value needs more bits (a value that would is reported undefined, never wrapped).
@@ -288,6 +288,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   else: s.set("timeout", timeout_ms)
   s.add(*query)
   r = s.check()
+  if on_check is not None: on_check(s)   # e.g. to charge the resource units spent to a budget
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
   mdl = s.model()

@@ -1,0 +1,36 @@
+"""Benchmark: the universal rule verifier (``rules verify``) against the first design's instance-based one, same run.
+
+Prints, for each: rules looked at, rules *decided for all inputs* (proved for every value, or refuted with a numpy-confirmed
+counterexample), rules per minute, and the fraction decided. The instance verifier proves nothing for all inputs (it
+checks up to N random instances), so its "decided" column counts only its refutations -- and it does not confirm them.
+
+Usage: python bench/rule_verify.py [WORKERS] [INSTANCES]"""
+from __future__ import annotations
+import sys, time
+from uopcheck.spec.ints import OverflowReading
+
+def main(workers:int=2, instances:int=20) -> None:
+  from uopcheck.fuzz.rules import verify_rules
+  from uopcheck.fuzz.rule_verify import verify_all, summary
+  st = time.perf_counter()
+  old = verify_rules(["symbolic", "divandmod"], instances=instances, seed=0, reading=OverflowReading.WRAP)
+  t_old = time.perf_counter() - st
+  old_tried = [t for t in old if t.tried]
+  old_refuted = sum(1 for t in old if t.refuted)
+  st = time.perf_counter()
+  new = verify_all(None, workers=workers, progress=False)
+  t_new = time.perf_counter() - st
+  s = summary(new)
+  decided = s["proved"] + s["refuted"]
+  print(f"{'verifier':34s} {'rules':>6s} {'with an instance':>17s} {'decided for all':>16s} {'time':>8s} {'decided/min':>12s} {'fraction':>9s}")
+  print(f"{'instances (' + str(instances) + ' per rule, first design)':34s} {len(old):6d} {len(old_tried):17d} {old_refuted:16d} "
+        f"{t_old:7.1f}s {old_refuted / (t_old / 60):12.1f} {old_refuted / max(1, len(old_tried)):9.1%}")
+  print(f"{'universal (every path, all values)':34s} {s['rules']:6d} {s['integer_rules']:17d} {decided:16d} "
+        f"{t_new:7.1f}s {decided / (t_new / 60):12.1f} {s['decided_fraction']:9.1%}")
+  print(f"ratio universal/instances: decided x{decided / max(1, old_refuted):.1f}, decided per minute x"
+        f"{(decided / (t_new / 60)) / max(1e-9, old_refuted / (t_old / 60)):.1f}")
+  print(f"universal: proved {s['proved']}, refuted {s['refuted']}, bounded {s['bounded']}, unknown {s['unknown']}, "
+        f"n/a (float/memory/graph rules) {s['not_integer']}")
+
+if __name__ == "__main__":
+  main(*(int(a) for a in sys.argv[1:3]))
