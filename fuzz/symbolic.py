@@ -347,10 +347,16 @@ def audit(d:dict) -> str|None:
     if str(int(pa)) != str(d["after"]) or pa == pb: return f"python_alu gives {pa} for the rewrite (original {pb}), the finding says {d['after']}"
   return None
 
+def reproduce(d:dict) -> tuple[Verdict, UOp]:
+  """A saved finding re-checked on the installed tinygrad: (verdict, what tinygrad makes of the expression now) -- through
+  ``simplify()``, or through the codegen pipeline for a pipeline finding (its saved expr is the pipeline's root)."""
+  e = load_expr(d)
+  if d.get("check") == "pipeline":
+    from uopcheck.fuzz.pipeline import run_pipeline
+    final = run_pipeline(e)[-1][1]
+    return compare_exprs(e, final, OverflowReading(d["reading"]), fast_weak=True), final
+  return check_expr(e, OverflowReading(d["reading"]))
+
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
-  if d.get("check") == "pipeline":   # the saved expr is the pipeline's root (already cast to int32)
-    from uopcheck.fuzz.pipeline import run_pipeline
-    e = load_expr(d)
-    return compare_exprs(e, run_pipeline(e)[-1][1], OverflowReading(d["reading"]), fast_weak=True)
-  return check_expr(load_expr(d), OverflowReading(d["reading"]))[0]
+  return reproduce(d)[0]

@@ -76,9 +76,15 @@ def _cmd_conformance(args) -> int:
 
 def _cmd_fuzz(args) -> int:
   from uopcheck.spec.ints import OverflowReading
+  if args.fuzz_cmd == "symbolic" and args.harvest:
+    from uopcheck.fuzz.index_seeds import harvest, write_seeds
+    exprs = harvest()
+    print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
+    return EXIT_CLEAN
   if args.fuzz_cmd == "symbolic":
     from uopcheck.fuzz.symbolic import run_campaign
-    st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading))
+    st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
+                      pipeline=not args.no_pipeline)
     for f in st.findings: print(f"  NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at "
                                 f"{f.get('assignment')}: before={f.get('before')} after={f.get('after')}")
     for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
@@ -132,11 +138,11 @@ def _cmd_findings(args) -> int:
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
   for f in map(pathlib.Path, args.files):
     if f.name.startswith("symbolic-"):
-      from uopcheck.fuzz.symbolic import _validate, load_expr, check_expr, confirm
+      from uopcheck.fuzz.symbolic import _validate, load_expr, reproduce, confirm
       from uopcheck.spec.ints import OverflowReading
       d = read_finding(f, _validate)
       rd = OverflowReading(d["reading"])
-      v, s = check_expr(load_expr(d), rd)
+      v, s = reproduce(d)
       if v.kind != "refuted" or (why := confirm(load_expr(d), s, v, rd)) is not None:
         raise SpecError(f"{f}: does not reproduce as a confirmed finding on this tinygrad ({v.kind}{': ' + why if v.kind == 'refuted' else ''})")
     elif f.name.startswith("graph-"):
@@ -217,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
                  help="graph: seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
   f.add_argument("--profile", choices=["small", "large"], default="small",
                  help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
+  f.add_argument("--harvest", action="store_true", help="symbolic: rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
+  f.add_argument("--no-pipeline", action="store_true", help="symbolic: check e vs e.simplify() only, not the codegen integer pipeline")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
   r = sub.add_parser("rules", help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
