@@ -21,14 +21,14 @@ Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (con
 (every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
 expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
 from __future__ import annotations
-import dataclasses, inspect, itertools, linecache, time
+import dataclasses, itertools, linecache, time
 from dataclasses import dataclass, field
 import z3
 from tinygrad.uop import Ops, GroupOp
-from tinygrad.uop.ops import UOp, UPat, PatternMatcher
-from tinygrad.dtype import DType, dtypes, Invalid
+from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
+from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of
-from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
+from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 
 SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
@@ -96,7 +96,7 @@ class NoInstance(Exception): pass
 def _default(name:str, dt:DType) -> int:
   """the first concrete value of a symbol (later ones come from z3)"""
   if name.startswith("lo"): return 0
-  if name.startswith("hi"): return 10 if dt != dtypes.uint8 else 10
+  if name.startswith("hi"): return 10
   return 3
 
 class Builder:
@@ -167,9 +167,7 @@ class Builder:
       end = self.build(kids[0], dtypes.weakint, depth + 1) if kids else self.const(dtypes.weakint)
       if end.op is not Ops.CONST: raise NoInstance("a RANGE needs a constant end")
       self.domain.append(end.arg.term >= 1)
-      u = UOp(Ops.RANGE, dtypes.weakint, (end,), arg=(len(self.env), 0))
-      from tinygrad.uop.ops import AxisType
-      return self._named(p, u.replace(arg=(len(self.env), AxisType.LOOP)))
+      return self._named(p, UOp(Ops.RANGE, dtypes.weakint, (end,), arg=(len(self.env), AxisType.LOOP)))
     if op in GroupOp.Comparison:
       sdt = dt if dt != dtypes.bool else self.main   # a comparison inside a bool context compares at the instance's dtype
       srcs = [self.build(k, sdt, depth + 1) for k in kids]
