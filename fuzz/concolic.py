@@ -32,9 +32,10 @@ class Recorder:
     self.conds.append((c, outcome, pin))
   @property
   def pinned(self) -> bool: return any(p for _, _, p in self.conds)
-  def condition(self, upto:int|None=None) -> z3.BoolRef:
-    cs = [c if o else z3.Not(c) for c, o, _ in self.conds[:upto]]
-    return z3.And(*cs) if cs else z3.BoolVal(True, self.ctx)
+
+def path_literals(conds:list[tuple[z3.BoolRef, bool, bool]]) -> list[z3.BoolRef]:
+  """recorded decisions as the conditions that held: ``c`` where it was true, ``Not(c)`` where false"""
+  return [c if o else z3.Not(c) for c, o, _ in conds]
 
 _state = threading.local()
 
@@ -213,9 +214,10 @@ def _sub_ok(a, b): return z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a
 def _mul_ok(a, b): return z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))
 
 def value_of(model:z3.ModelRef, term) -> int:
-  """a symbol's value in a z3 model (bit-vectors read as signed)"""
-  v = model.eval(term, model_completion=True)
-  return v.as_signed_long() if z3.is_bv_value(v) else v.as_long()
+  """a symbol's value in a z3 model (bit-vectors read as signed, like a weakint)"""
+  from uopcheck.spec.z3model import _signed_value
+  from tinygrad.dtype import dtypes
+  return _signed_value(model, term, dtypes.weakint)
 
 @contextlib.contextmanager
 def keep_symbols():

@@ -21,13 +21,13 @@ Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (con
 (every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
 expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
 from __future__ import annotations
-import dataclasses, itertools, linecache, time
+import dataclasses, itertools, linecache, sys, time
 from dataclasses import dataclass, field
 import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
 from tinygrad.dtype import DType, dtypes
-from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of
+from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
 from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 
@@ -77,23 +77,21 @@ def all_rules(only:list[str]|None=None) -> list[Rule]:
       ident = (key, id(p))
       if ident not in seen: seen[ident] = (key, [], p, fxn)
       if name not in seen[ident][1]: seen[ident][1].append(name)
-  rules = [Rule(k if sum(1 for (kk, _) in seen if kk == k) == 1 else f"{k}#{i}", tuple(ms), p, f)
-           for i, (k, ms, p, f) in enumerate(seen.values())]
-  rules = [dataclasses.replace(r, key=r.key.split("#")[0] + (f"#{n}" if n else "")) for r, n in _number_duplicates(rules)]
+  rules = [Rule(k, tuple(ms), p, f) for k, ms, p, f in seen.values()]
+  rules = [dataclasses.replace(r, key=r.key + (f"#{n}" if n else "")) for r, n in _number_duplicates(rules)]
   return [r for r in rules if not only or any(o in r.key or o in r.matchers for o in only)]
 
 def _number_duplicates(rules:list[Rule]):
   count: dict[str, int] = {}
   for r in rules:
-    k = r.key.split("#")[0]
-    yield r, count.get(k, 0)
-    count[k] = count.get(k, 0) + 1
+    yield r, count.get(r.key, 0)
+    count[r.key] = count.get(r.key, 0) + 1
 
 # ** most general instances **
 
 class NoInstance(Exception): pass
 
-def _default(name:str, dt:DType) -> int:
+def _default(name:str) -> int:
   """the first concrete value of a symbol (later ones come from z3)"""
   if name.startswith("lo"): return 0
   if name.startswith("hi"): return 10
@@ -106,7 +104,6 @@ class Builder:
     self.taken: list[tuple[int, int]] = []     # (choice, number of options) at each choice point
     self.env: dict[str, UOp] = {}
     self.syms: dict[str, SymInt] = {}
-    self.dtype_of: dict[str, DType] = {}
     self.domain: list[z3.BoolRef] = []
     self.nvars = 0
 
@@ -126,8 +123,7 @@ class Builder:
       # a weak constant beside sized operands: any value from int64's min to uint64's max (what numpy can confirm)
       lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
       self.domain.append(z3.And(t >= lo, t <= hi))
-    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix, dt)), t)
-    self.dtype_of[name] = dt
+    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix)), t)
     return s
 
   def variable(self, dt:DType) -> UOp:
@@ -173,9 +169,8 @@ class Builder:
       srcs = [self.build(k, sdt, depth + 1) for k in kids]
       return self._named(p, UOp(op, dtypes.bool, tuple(srcs)))
     if op is Ops.WHERE:
-      vdt = dt if dt != dtypes.bool or (p.dtype is None) else dt
-      srcs = [self.build(kids[0], dtypes.bool, depth + 1)] + [self.build(k, vdt, depth + 1) for k in kids[1:]]
-      return self._named(p, UOp(op, vdt, tuple(srcs)))
+      srcs = [self.build(kids[0], dtypes.bool, depth + 1)] + [self.build(k, dt, depth + 1) for k in kids[1:]]
+      return self._named(p, UOp(op, dt, tuple(srcs)))
     if op is Ops.CAST:
       k0 = kids[0] if kids else None
       if k0 is not None and (k0.name in self.env or k0.match_dtype is not None):   # the operand's own pattern decides its dtype
@@ -187,7 +182,6 @@ class Builder:
     if op in (Ops.SHL, Ops.SHR):
       srcs = [self.build(kids[0], dt, depth + 1), self.build(kids[1], self.choose([dt, dtypes.weakint]) if dt != dtypes.weakint else dt, depth + 1)]
       return self._named(p, UOp(op, dt, tuple(srcs)))
-    if dt == dtypes.bool and op not in (Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX): raise NoInstance(f"{op} on bool")
     srcs = []
     for k in kids:   # an operand may be weak (a weakint constant or node beside a sized one): tinygrad commits it
       kdt = dt
@@ -360,7 +354,7 @@ def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budg
   if the rewrite then holds other plain numbers, the code turned a symbol into a plain number silently."""
   if not b.syms or not queries.take(): return False
   first = {n: int.__int__(v) for n, v in b.syms.items()}
-  path = [c if o else z3.Not(c) for c, o, _ in res.conds]
+  path = path_literals(res.conds)
   for differ in (z3.And, z3.Or):
     q = [*b.domain, *path, differ(*[v.term != first[n] for n, v in b.syms.items()])]
     s = solver_for(q, ctx)
@@ -383,7 +377,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
   except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
-  q = [*b.domain, *m.bounds, defined, *[c if o else z3.Not(c) for c, o, _ in res.conds]]
+  q = [*b.domain, *m.bounds, defined, *path_literals(res.conds)]
   s = solver_for(q, ctx)
   s.set("rlimit", RLIMIT)
   s.add(*q)
@@ -393,7 +387,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
 
 def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
-  assume = tuple(b.domain) + (z3.And(*[c if o else z3.Not(c) for c, o, _ in res.conds]) if res.conds else z3.BoolVal(True, ctx),)
+  assume = (*b.domain, *path_literals(res.conds))
   terms = {n: s.term for n, s in b.syms.items()}
   readings, why = {}, ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
@@ -452,8 +446,7 @@ def _plainify(u:UOp) -> UOp:
 def reachability(before:UOp, asg:dict, reading:OverflowReading) -> dict:
   """Is the bad rewrite reachable through tinygrad's own ``simplify()`` (every kernel's index math goes through it)?
   Evaluate the instance and its full simplification with the numpy spec at the counterexample."""
-  from uopcheck.fuzz.exhaustive import in_every_range
-  from uopcheck.fuzz.exhaustive import evaluate_at
+  from uopcheck.fuzz.exhaustive import in_every_range, evaluate_at
   try: s = before.simplify()
   except Exception as e: return {"reachable": False, "attempt": "simplify()", "result": f"simplify raised {type(e).__name__}: {str(e)[:80]}"}
   if s.dtype != before.dtype: return {"reachable": True, "attempt": "simplify()", "result": f"dtype {before.dtype} -> {s.dtype}"}
@@ -480,11 +473,6 @@ class RuleVerdict:
   counterexample: dict|None = None
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
-def _shape(u:UOp|None) -> tuple:
-  if u is None: return ()
-  return tuple((x.op, x.dtype, "sym" if isinstance(x.arg, SymInt) or x.op in (Ops.BUFFER, Ops.PARAM) else x.arg,
-                tuple(x.src.index(s) for s in x.src)) for x in u.toposort())
-
 ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "proved": 3, "n/a": 4}
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET) -> RuleVerdict:
@@ -499,7 +487,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     def make(plan, dt=dt, ctx=ctx):
       try: b, res = run_rule(rule, dt, plan, {}, ctx)
       except NoInstance: return None
-      b.shape = _shape(res.before)
+      b.shape = _plain_shape(res.before)
       return b
     for plan, b in plans(make, plan_budget):
       if b.shape in shapes: continue   # another plan built the same instance (e.g. a choice its pattern did not use)
@@ -536,7 +524,7 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
     it = pool.imap(_verify_key, keys)
   out = []
   try:
-    for d in tqdm(it, total=len(keys), desc="rules", unit="rule", disable=not progress, file=__import__("sys").stderr):
+    for d in tqdm(it, total=len(keys), desc="rules", unit="rule", disable=not progress, file=sys.stderr):
       out.append(RuleVerdict(**{**d, "matchers": tuple(d["matchers"])}))
   finally:
     if workers > 1: pool.terminate()

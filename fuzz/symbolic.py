@@ -203,6 +203,17 @@ class CampaignStats:
   skipped_files: list = field(default_factory=list)
   seconds: float = 0.0
 
+  def note_internal(self, e:UOp, v:Verdict, why:str) -> None:
+    """a refutation that did not confirm: uopcheck's own failure, kept apart (the first 100)"""
+    if len(self.internal) < 100: self.internal.append({"expr_text": e.render(simplify=False), "verdict": str(v.detail), "why": why})
+
+  def file_finding(self, d:dict, known:dict, findings_dir:str) -> None:
+    """a confirmed, signed finding: counted as known, or saved (the smaller one wins) and listed once"""
+    if d["signature"] in known: self.known.append({**d, "known_as": known[d["signature"]]})
+    else:
+      save_finding(d, findings_dir)
+      if all(f["signature"] != d["signature"] for f in self.findings): self.findings.append(d)
+
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
     return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline, {self.seeds} kernel index seeds): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
@@ -239,7 +250,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       try:
         if check == "simplify": (v, s), root, stage = check_expr(e, reading), e, None
         else: (v, s, stage), root = check_pipeline(e, reading), pipeline_root(e)
-      except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): continue
+      except CHECK_ERRORS: continue
       stats.checked += 1
       if check == "pipeline": stats.pipeline += 1
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
@@ -249,7 +260,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
         print("\r" + stats.line(), end="", flush=True)
       if v.kind != "refuted": continue
       if (why := confirm(root, s, v, reading)) is not None:
-        if len(stats.internal) < 100: stats.internal.append({"expr_text": root.render(simplify=False), "verdict": str(v.detail), "why": why})
+        stats.note_internal(root, v, why)
         continue  # not a tinygrad finding: hypothesis must not shrink towards it
       if shrink[0] is None: shrink[0] = 0
       size = len(e.toposort())
@@ -265,10 +276,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     minimal[0] = None
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
     else: attribute(d, e, reading)
-    if d["signature"] in known: stats.known.append({**d, "known_as": known[d["signature"]]})
-    else:
-      save_finding(d, findings_dir)
-      if all(f["signature"] != d["signature"] for f in stats.findings): stats.findings.append(d)
+    stats.file_finding(d, known, findings_dir)
     pending.unlink(missing_ok=True)
   if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
   rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
@@ -279,6 +287,8 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   return stats
 
 SHRINK_BUDGET = 200  # property calls spent shrinking one refutation
+# tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped
+CHECK_ERRORS = (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError)
 
 def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, findings_dir:str, deadline:float) -> None:
   """Every harvested kernel index expression (``fuzz/index_seeds.json``), at its size and with its loops scaled up, through
@@ -289,18 +299,17 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
       if time.perf_counter() > deadline: return
       e = scaled(e0, k)
       try: v, s, stage = check_pipeline(e, reading)
-      except (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError): continue
+      except CHECK_ERRORS: continue
       stats.checked += 1; stats.pipeline += 1; stats.seeds += 1
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
       if v.kind != "refuted": continue
       root = pipeline_root(e)
       if (why := confirm(root, s, v, reading)) is not None:
-        if len(stats.internal) < 100: stats.internal.append({"expr_text": root.render(simplify=False), "verdict": str(v.detail), "why": why})
+        stats.note_internal(root, v, why)
         continue
       d = {**finding_json(root, s, v, reading, seed), "check": "pipeline", "stage": stage, "rule": f"pipeline stage: {stage}", "origin": "index seed"}
       d["signature"] = signature(d)
-      if d["signature"] in known: stats.known.append({**d, "known_as": known[d["signature"]]})
-      elif all(f["signature"] != d["signature"] for f in stats.findings): save_finding(d, findings_dir); stats.findings.append(d)
+      stats.file_finding(d, known, findings_dir)
 
 def _validate(d:dict) -> None:
   for k in ("expr", "simplified", "reason", "reading", "signature"):

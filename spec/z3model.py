@@ -294,7 +294,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   mdl = s.model()
   dt = before.dtype
   asg = {n: _signed_value(mdl, v, vdt) for n, (v, vdt) in m.variables.items() if "@" not in n}
-  asg.update({n: (v.as_signed_long() if z3.is_bv_value(v := mdl.eval(t, model_completion=True)) else v.as_long()) for n, t in (terms or {}).items()})
+  asg.update({n: _signed_value(mdl, t, dtypes.weakint) for n, t in (terms or {}).items()})   # symbols: signed, Int or BV
   defined_after = z3.is_true(mdl.eval(ad, model_completion=True))
   bval = _signed_value(mdl, bv, dt)
   aval = _signed_value(mdl, av, dt) if defined_after else "undefined"
