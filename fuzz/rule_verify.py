@@ -389,10 +389,14 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
   assume = (*b.domain, *path_literals(res.conds))
   terms = {n: s.term for n, s in b.syms.items()}
+  # no Int symbol (a sized instance): weakint as a W-bit vector keeps the query pure bit-vector (QF_BV, far faster than
+  # Int2BV); check_rewrite proves the original's weakint values fit first, so this never makes a pass
+  weak_bits = None if any(z3.is_int(t) for t in terms.values()) else W
   readings, why = {}, ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
-    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge)
+    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge,
+                           weak_bits=weak_bits)
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"

@@ -50,7 +50,7 @@ def compare_exprs(e:UOp, s:UOp, reading:OverflowReading=OverflowReading.UNDEFINE
 
 def _mixes_weak(*us:UOp) -> bool:
   """weakint beside sized ints (a lowered expression): z3 is much faster with weakint as a 64-bit vector there, exact while
-  no value needs more bits -- one that would is undefined, never wrapped, so this can hide a refutation but never make one"""
+  no value needs more bits -- check_rewrite proves the original's do (else no verdict), so this never makes a pass"""
   dts = {u.dtype for x in us for u in x.toposort()}
   return dtypes.weakint in dts and any(d in dtypes.ints for d in dts)
 

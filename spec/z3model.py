@@ -18,6 +18,11 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
 from uopcheck.spec.ints import OverflowReading, C_UB_SIGNED
 
+@dataclass(frozen=True, eq=False)
+class _Term:
+  """a z3 term standing where a constant goes (``Z3Model.const`` reads ``.term``)"""
+  term: object
+
 class Unsupported(Exception):
   """The expression uses something the z3 model does not cover (floats, loads, ...)."""
 
@@ -38,6 +43,8 @@ class Unknown:
   why: str
   def __str__(self): return f"unknown: {self.why}"
 
+WEAK_SHIFTS = 64   # a weakint shifted by a symbolic count is modelled for counts 0..63 (check_rewrite proves no other occurs)
+
 def _is_bv(dt:DType) -> bool: return dt in dtypes.ints
 def _signed(dt:DType) -> bool: return dt in dtypes.sints or dt == dtypes.weakint
 
@@ -50,6 +57,7 @@ class Z3Model:
   bounds: list = field(default_factory=list)       # z3 constraints on the variables
   declared: set = field(default_factory=set)       # (name, dtype, lo, hi) of every declaration seen
   weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
+  exact: list = field(default_factory=list)   # where the model's value is exact (a weakint fits weak_bits, a count < WEAK_SHIFTS)
 
   def bits(self, dt:DType) -> int: return self.weak_bits if dt == dtypes.weakint and self.weak_bits else dt.bitsize
   def is_bv(self, dt:DType) -> bool: return _is_bv(dt) or (dt == dtypes.weakint and self.weak_bits is not None)
@@ -102,7 +110,9 @@ class Z3Model:
     """A value as a mathematical integer (for comparing across sorts)."""
     if dt == dtypes.bool: return z3.If(x, self.const(1, dtypes.weakint), self.const(0, dtypes.weakint))
     if dt == dtypes.weakint: return x
-    if self.weak_bits: return (z3.SignExt if _signed(dt) else z3.ZeroExt)(self.weak_bits - dt.bitsize, x)
+    if self.weak_bits:
+      if not _signed(dt) and dt.bitsize >= self.weak_bits: self.exact.append(z3.Extract(self.weak_bits - 1, self.weak_bits - 1, x) == 0)
+      return (z3.SignExt if _signed(dt) else z3.ZeroExt)(self.weak_bits - dt.bitsize, x)
     return z3.BV2Int(x, is_signed=_signed(dt))
 
   # ** translation **
@@ -126,7 +136,9 @@ class Z3Model:
       end = u.src[0]
       if end.op is not Ops.CONST: raise Unsupported("a RANGE with a symbolic end")
       name = f"r{'_'.join(map(str, u.arg[:-1]))}" if op is Ops.RANGE else u.arg
-      return self.var(name, dt, 0, end.arg - 1), T
+      # a symbolic end (fuzz.concolic) stays a term: its Python arithmetic would record a decision outside any run
+      hi = end.arg - 1 if (t := getattr(end.arg, "term", None)) is None else _Term(t - 1)
+      return self.var(name, dt, 0, hi), T
     if op is Ops.STACK and dt == dtypes.void: return z3.BoolVal(True, self.ctx), T
     srcs = [self.memo[s] for s in u.src]
     vals, defs = [s[0] for s in srcs], [s[1] for s in srcs]
@@ -178,8 +190,14 @@ class Z3Model:
     if dst.bitsize > src.bitsize: return (z3.SignExt if _signed(src) else z3.ZeroExt)(dst.bitsize - src.bitsize, x)
     return x
 
+  def _mulacc(self, u:UOp, v, d, alu):
+    """MULACC is a*b+c with each step's own rules (spec.alu): a MUL then an ADD at the node's dtype"""
+    m, d = alu(UOp(Ops.MUL, u.dtype, u.src[:2]), v[:2], d)
+    return alu(UOp(Ops.ADD, u.dtype, (u.src[0], u.src[2])), [m, v[2]], d)
+
   def _int_op(self, u:UOp, v, d):
     op = u.op
+    if op is Ops.MULACC: return self._mulacc(u, v, d, self._int_op)
     I = lambda n: z3.IntVal(n, self.ctx)
     if op is Ops.ADD: return v[0] + v[1], d
     if op is Ops.SUB: return v[0] - v[1], d
@@ -200,10 +218,14 @@ class Z3Model:
       r = q if op in (Ops.CDIV, Ops.FLOORDIV) else a - q * b
       return r, z3.And(d, b != 0)
     if op in (Ops.SHL, Ops.SHR):
-      if u.src[1].op is not Ops.CONST or type(u.src[1].arg) is not int: raise Unsupported("weakint shift by a non-constant count")
-      k = u.src[1].arg
-      if k < 0: return I(0), z3.BoolVal(False, self.ctx)
-      return (a * (2 ** k) if op is Ops.SHL else z3.If(a >= 0, a / (2 ** k), -((-a - 1) / (2 ** k)) - 1)), d
+      if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
+      shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
+      if type(k := u.src[1].arg) is int: return (shift(k), d) if k >= 0 else (I(0), z3.BoolVal(False, self.ctx))
+      # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
+      out = shift(WEAK_SHIFTS - 1)
+      for i in reversed(range(WEAK_SHIFTS - 1)): out = z3.If(b == i, shift(i), out)
+      self.exact.append(b < WEAK_SHIFTS)
+      return out, z3.And(d, b >= 0)
     if op in (Ops.AND, Ops.OR, Ops.XOR):
       # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
       cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
@@ -224,6 +246,7 @@ class Z3Model:
     w, signed = self.bits(dt), _signed(dt)
     weak = dt == dtypes.weakint  # a wide bit-vector standing for a mathematical integer: leaving it is undefined
     ub = self.reading is OverflowReading.UNDEFINED or weak
+    if op is Ops.MULACC: return self._mulacc(u, v, d, self._bv_op)
     a, b = v[0], v[1] if len(v) > 1 else None
     if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
     if op in (Ops.ADD, Ops.SUB, Ops.MUL):
@@ -232,6 +255,7 @@ class Z3Model:
         no = {Ops.ADD: z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)),
               Ops.SUB: z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)),
               Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
+        if weak: self.exact.append(no)
         d = z3.And(d, no)
       if ub and dt == dtypes.uint16 and op is Ops.MUL:  # promoted to C int
         d = z3.And(d, z3.ULE(z3.ZeroExt(16, a) * z3.ZeroExt(16, b), z3.BitVecVal(2**31 - 1, 32, self.ctx)))  # unsigned compare
@@ -246,6 +270,7 @@ class Z3Model:
         q, r = a / b, z3.SRem(a, b)  # z3py '/' on bit-vectors is signed, truncating (C)
         adjust = z3.And(r != zero, (r < zero) != (b < zero))
         res = {Ops.CDIV: q, Ops.CMOD: r, Ops.FLOORDIV: z3.If(adjust, q - self.const(1, dt), q), Ops.FLOORMOD: z3.If(adjust, r + b, r)}[op]
+        if weak: self.exact.append(z3.Not(ovf))
         return res, (z3.And(d, nz, z3.Not(ovf)) if ub else z3.And(d, nz))  # MIN / -1: UB in C, wraps under WRAP (spec.ints.cdiv)
       q, r = z3.UDiv(a, b), z3.URem(a, b)
       return (q if op in (Ops.CDIV, Ops.FLOORDIV) else r), z3.And(d, nz)
@@ -257,7 +282,9 @@ class Z3Model:
       in_range = z3.And(cnt_int >= 0, cnt_int < w)
       if op is Ops.SHR: return (a >> cnt if signed else z3.LShR(a, cnt)), z3.And(d, in_range)
       r = a << cnt
-      if weak: d = z3.And(d, (r >> cnt) == a)  # a mathematical integer: defined while the product fits, negative or not
+      if weak:   # a mathematical integer: defined while the product fits, negative or not
+        self.exact.append((r >> cnt) == a)
+        d = z3.And(d, (r >> cnt) == a)
       elif ub and dt in C_UB_SIGNED: d = z3.And(d, a >= zero, (r >> cnt) == a)  # C: a negative or overflowing shift is UB
       return r, z3.And(d, in_range)
     raise Unsupported(f"{op} on {dt}")
@@ -267,7 +294,8 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
                   terms:dict|None=None, on_check=None) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
-  (lowering), exact as long as no value needs more bits (a value that would is reported undefined, never wrapped).
+  (lowering), exact as long as no value needs more bits: the original's values are first proved to fit (else Unknown),
+  so a value past the width can never make a rewrite hold vacuously.
 
   For symbolic constants (``fuzz.concolic``): ``ctx`` is the context their terms live in, ``assume`` the path condition
   under which the rewrite was made, ``terms`` (name -> term) the constants whose values a counterexample reports.
@@ -277,11 +305,12 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   m = Z3Model(reading, weak_bits=weak_bits, **({"ctx": ctx} if ctx is not None else {}))
   try:
     bv, bd = m.translate(before)
-    before_vars = set(m.variables)
+    before_vars, n_exact = set(m.variables), len(m.exact)
     av, ad = m.translate(after)
   except Unsupported as e: return Unknown(str(e))
   except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
   if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
+  if (why := _inexact(m, n_exact, assume, rlimit, timeout_ms, on_check)): return Unknown(why)
   query = [*m.bounds, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
   s = solver_for(query, m.ctx)
   if rlimit is not None: s.set("rlimit", rlimit)
@@ -300,6 +329,22 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   aval = _signed_value(mdl, av, dt) if defined_after else "undefined"
   reason = "the rewrite is undefined where the original is defined (introduces UB)" if not defined_after else "values differ"
   return Refuted(asg, bval, aval, reason)
+
+def _inexact(m:Z3Model, n:int, assume:tuple, rlimit:int|None, timeout_ms:int, on_check) -> str:
+  """Where the model is not exact (under ``weak_bits`` a weakint value that needs more bits is *undefined*; a weakint
+  shift count past WEAK_SHIFTS) the refinement would hold vacuously: prove the original never goes there (else no
+  verdict). '' when exact."""
+  if not (ex := m.exact[:n]): return ""
+  q = [*m.bounds, *assume, z3.Not(z3.And(*ex))]
+  s = solver_for(q, m.ctx)
+  if rlimit is not None: s.set("rlimit", rlimit)
+  else: s.set("timeout", timeout_ms)
+  s.add(*q)
+  r = s.check()
+  if on_check is not None: on_check(s)
+  if r == z3.unsat: return ""
+  return f"the original may leave the z3 model's exact range (a weakint past {m.weak_bits} bits or a shift count past {WEAK_SHIFTS}): " + \
+         ('z3: ' + s.reason_unknown() if r == z3.unknown else 'it does')
 
 def pure_bv(exprs) -> bool:
   """no Int term anywhere in ``exprs`` (then z3's bit-blasting QF_BV solver decides it, often 1000x faster)"""
