@@ -28,7 +28,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
 from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
-from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted
+from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 
 SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
@@ -99,8 +99,8 @@ def _default(name:str) -> int:
 
 class Builder:
   """One instance of a UPat: ``plan`` fixes every alternative (see ``plans``), ``asg`` the symbols' concrete values."""
-  def __init__(self, ctx:z3.Context, plan:tuple[int, ...], asg:dict[str, int]):
-    self.ctx, self.plan, self.asg = ctx, plan, asg
+  def __init__(self, ctx:z3.Context, plan:tuple[int, ...], asg:dict[str, int], int_syms:bool=False):
+    self.ctx, self.plan, self.asg, self.int_syms = ctx, plan, asg, int_syms
     self.taken: list[tuple[int, int]] = []     # (choice, number of options) at each choice point
     self.env: dict[str, UOp] = {}
     self.syms: dict[str, SymInt] = {}
@@ -118,8 +118,8 @@ class Builder:
   def sym(self, prefix:str, dt:DType) -> SymInt:
     name = f"{prefix}{len(self.syms)}"
     if dt == dtypes.weakint and getattr(self, "main", dtypes.weakint) in (dtypes.weakint, dtypes.bool): t = z3.Int(name, self.ctx)
-    else:   # a sized dtype's symbol: a wide bit-vector (concolic.W bits), bounded to the dtype
-      t = z3.BitVec(name, W, self.ctx)
+    else:   # a sized dtype's symbol: a wide bit-vector (concolic.W bits) -- or an Int (int_syms) -- bounded to the dtype
+      t = z3.Int(name, self.ctx) if self.int_syms else z3.BitVec(name, W, self.ctx)
       # a weak constant beside sized operands: any value from int64's min to uint64's max (what numpy can confirm)
       lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
       self.domain.append(z3.And(t >= lo, t <= hi))
@@ -227,14 +227,14 @@ class PathResult:
   error: str = ""
   ill_typed: str = ""
 
-def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context) -> tuple[Builder, PathResult]:
+def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context, int_syms:bool=False) -> tuple[Builder, PathResult]:
   """Build the instance for ``plan`` with the symbols at ``asg`` and apply the one rule, recording every decision."""
   from uopcheck.spec.structural import verify
   from uopcheck.spec import SpecError
   rec = Recorder(ctx)
   pm = PatternMatcher([(rule.pat, rule.fxn)])
   with keep_symbols(), recording(rec):
-    b = Builder(ctx, plan, asg)
+    b = Builder(ctx, plan, asg, int_syms)
     res = PathResult([], False)
     try:
       before = b.build(rule.pat, dt)
@@ -395,8 +395,10 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   readings, why = {}, ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
-    try: v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge,
-                           weak_bits=weak_bits)
+    try:
+      v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge,
+                        weak_bits=weak_bits)
+      if isinstance(v, Unknown) and weak_bits and queries.take(): v = _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries) or v
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"
@@ -407,6 +409,15 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
       readings[reading.value], why = "unconfirmed", f"z3 refutation not confirmed: {cex.get('why')}"
     else: readings[reading.value], why = "unknown", f"z3: {v.why}" if "z3" not in v.why else v.why
   return None if all(r == "proved" for r in readings.values()) else InstanceVerdict("unknown", readings=readings, why=why or "no z3 model")
+
+def _verify_path_as_ints(rule, dt, plan, res:PathResult, b:Builder, ctx, reading:OverflowReading, queries:Budget):
+  """The bit-vector proof gave up (overflow of a product by a symbolic constant is hard to bit-blast): re-run the rule at
+  the same values with Int symbols -- the same decisions, recorded exactly -- and prove it with every sized int as its
+  exact Int value (``sized_as_int``). The Int path is the bit-vector one without its width guards, so it covers it."""
+  b2, res2 = run_rule(rule, dt, plan, {n: int.__int__(v) for n, v in b.syms.items()}, ctx, int_syms=True)
+  if res2.after is None or res2.error or _plain_shape(res2.after) != _plain_shape(res.after): return None
+  return check_rewrite(res2.before, res2.after, reading, ctx=ctx, assume=(*b2.domain, *path_literals(res2.conds)), rlimit=PROOF_RLIMIT,
+                       terms={n: s.term for n, s in b2.syms.items()}, on_check=queries.charge, sized_as_int=True)
 
 _READING_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.SHL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD}
 def _reading_matters(*us:UOp) -> bool:

@@ -58,9 +58,19 @@ class Z3Model:
   declared: set = field(default_factory=set)       # (name, dtype, lo, hi) of every declaration seen
   weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
   exact: list = field(default_factory=list)   # where the model's value is exact (a weakint fits weak_bits, a count < WEAK_SHIFTS)
+  sized_as_int: bool = False  # each sized int as an Int in its dtype's range (the exact value; wraps by modulo): z3's
+                              # arithmetic decides overflow of products that bit-blasting cannot (see check_rewrite)
 
   def bits(self, dt:DType) -> int: return self.weak_bits if dt == dtypes.weakint and self.weak_bits else dt.bitsize
-  def is_bv(self, dt:DType) -> bool: return _is_bv(dt) or (dt == dtypes.weakint and self.weak_bits is not None)
+  def is_bv(self, dt:DType) -> bool:
+    return (_is_bv(dt) and not self.sized_as_int) or (dt == dtypes.weakint and self.weak_bits is not None)
+  def is_int(self, dt:DType) -> bool: return (dt == dtypes.weakint and not self.weak_bits) or (self.sized_as_int and _is_bv(dt))
+
+  def wrap(self, x, dt:DType):
+    """an Int (exact value) into ``dt``'s range by two's complement: canonical signed or unsigned"""
+    if dt == dtypes.weakint: return x
+    n = 1 << dt.bitsize
+    return x % n if not _signed(dt) else (x + n // 2) % n - n // 2
 
   # ** sorts and constants **
   def const(self, v, dt:DType):
@@ -68,10 +78,12 @@ class Z3Model:
       if dt == dtypes.bool: return t != 0
       if self.is_bv(dt): return z3.Extract(self.bits(dt) - 1, 0, t) if z3.is_bv(t) else z3.Int2BV(t, self.bits(dt))
       if dt == dtypes.weakint: return z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t
+      if self.is_int(dt): return self.wrap(z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t, dt)
       raise Unsupported(f"symbolic constant of {dt}")
     if dt == dtypes.bool: return z3.BoolVal(bool(v), self.ctx)
     if self.is_bv(dt): return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
     if dt == dtypes.weakint: return z3.IntVal(int(v), self.ctx)
+    if self.is_int(dt): return z3.IntVal(int(v) % (1 << dt.bitsize) - ((1 << dt.bitsize) if _signed(dt) and int(v) % (1 << dt.bitsize) >= 1 << (dt.bitsize - 1) else 0), self.ctx)
     raise Unsupported(f"no z3 sort for {dt}")
 
   def var(self, name:str, dt:DType, lo:int, hi:int):
@@ -95,21 +107,21 @@ class Z3Model:
 
   def _fresh(self, name:str, dt:DType):
     if self.is_bv(dt): return z3.BitVec(name, self.bits(dt), self.ctx)
-    if dt == dtypes.weakint: return z3.Int(name, self.ctx)
+    if self.is_int(dt): return z3.Int(name, self.ctx)
     if dt == dtypes.bool: return z3.Bool(name, self.ctx)
     raise Unsupported(f"variable {name} of {dt}")
 
   def lt(self, a, b, dt):
     if dt == dtypes.bool: return z3.And(z3.Not(a), b)   # False < True
-    return z3.ULT(a, b) if dt in dtypes.uints else a < b
+    return z3.ULT(a, b) if dt in dtypes.uints and self.is_bv(dt) else a < b
   def le(self, a, b, dt):
     if dt == dtypes.bool: return z3.Or(z3.Not(a), b)
-    return z3.ULE(a, b) if dt in dtypes.uints else a <= b
+    return z3.ULE(a, b) if dt in dtypes.uints and self.is_bv(dt) else a <= b
 
   def to_int(self, x, dt:DType):
     """A value as a mathematical integer (for comparing across sorts)."""
     if dt == dtypes.bool: return z3.If(x, self.const(1, dtypes.weakint), self.const(0, dtypes.weakint))
-    if dt == dtypes.weakint: return x
+    if dt == dtypes.weakint or self.is_int(dt): return x
     if self.weak_bits:
       if not _signed(dt) and dt.bitsize >= self.weak_bits: self.exact.append(z3.Extract(self.weak_bits - 1, self.weak_bits - 1, x) == 0)
       return (z3.SignExt if _signed(dt) else z3.ZeroExt)(self.weak_bits - dt.bitsize, x)
@@ -167,6 +179,7 @@ class Z3Model:
       if op is Ops.ADD or op is Ops.MAX: return z3.Or(*vals), d
       raise Unsupported(f"{op} on bool")
     if dt == dtypes.weakint and not self.weak_bits: return self._int_op(u, vals, d)
+    if self.is_int(dt): return self._sized_int_op(u, vals, d)
     if self.is_bv(dt): return self._bv_op(u, vals, d)
     raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
 
@@ -183,6 +196,7 @@ class Z3Model:
     if dst == dtypes.bool: return x != self.const(0, src)
     if dst == dtypes.weakint: return self.to_int(x, src)
     if not _is_bv(dst): raise Unsupported(f"cast to {dst}")
+    if self.is_int(dst): return self.wrap(self.to_int(x, src), dst)
     if src == dtypes.weakint:  # commit: the value wraps into the width
       return z3.Extract(dst.bitsize - 1, 0, x) if self.weak_bits else z3.Int2BV(x, dst.bitsize)
     if not _is_bv(src): raise Unsupported(f"cast from {src}")
@@ -205,18 +219,7 @@ class Z3Model:
     if op is Ops.NEG: return -v[0], d
     if op is Ops.MAX: return z3.If(v[0] < v[1], v[1], v[0]), d
     a, b = v[0], v[1] if len(v) > 1 else None
-    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
-      # z3's Int division is Euclidean; build truncating and flooring division from it
-      if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int and u.src[1].arg != 0:  # a constant divisor: no case split on its sign
-        c = u.src[1].arg
-        fdiv = a / c if c > 0 else (-a) / (-c)
-        tdiv = z3.If(a >= 0, a / abs(c), -((-a) / abs(c))) * (1 if c > 0 else -1)
-      else:
-        fdiv = z3.If(b > 0, a / b, (-a) / (-b))
-        tdiv = z3.If(a >= 0, z3.If(b > 0, a / b, -(a / (-b))), z3.If(b > 0, -((-a) / b), (-a) / (-b)))
-      q = {Ops.CDIV: tdiv, Ops.CMOD: tdiv, Ops.FLOORDIV: fdiv, Ops.FLOORMOD: fdiv}[op]
-      r = q if op in (Ops.CDIV, Ops.FLOORDIV) else a - q * b
-      return r, z3.And(d, b != 0)
+    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD): return _int_divmod(u, a, b), z3.And(d, b != 0)
     if op in (Ops.SHL, Ops.SHR):
       if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
       shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
@@ -240,6 +243,41 @@ class Z3Model:
       inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
       return z3.BV2Int(r, is_signed=True), z3.And(d, inr(a), inr(b))
     raise Unsupported(f"{op} on weakint")
+
+  def _sized_int_op(self, u:UOp, v, d):
+    """a sized int op on exact Ints (``sized_as_int``): the same semantics as ``_bv_op``, overflow read off the exact value"""
+    op, dt = u.op, u.dtype
+    if op is Ops.MULACC: return self._mulacc(u, v, d, self._sized_int_op)
+    w, signed, ub = dt.bitsize, _signed(dt), self.reading is OverflowReading.UNDEFINED
+    lo, hi = (dt.min, dt.max)
+    fits = lambda r: z3.And(r >= lo, r <= hi)
+    a, b = v[0], v[1] if len(v) > 1 else None
+    if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
+    if op in (Ops.ADD, Ops.SUB, Ops.MUL):
+      r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
+      if ub and dt in C_UB_SIGNED: return r, z3.And(d, fits(r))   # defined only where it fits: then it is its own value
+      if ub and dt == dtypes.uint16 and op is Ops.MUL: d = z3.And(d, r <= 2**31 - 1)   # promoted to C int
+      return self.wrap(r, dt), d
+    if op is Ops.MAX: return z3.If(a < b, b, a), d
+    if op in (Ops.AND, Ops.OR, Ops.XOR):
+      A, B = z3.Int2BV(a, w), z3.Int2BV(b, w)
+      return z3.BV2Int({Ops.AND: A & B, Ops.OR: A | B, Ops.XOR: A ^ B}[op], is_signed=signed), d
+    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
+      d = z3.And(d, b != 0)
+      if signed and ub: d = z3.And(d, z3.Not(z3.And(a == lo, b == -1)))   # MIN / -1: UB in C, wraps under WRAP
+      return self.wrap(_int_divmod(u, a, b), dt), d
+    if op in (Ops.SHL, Ops.SHR):
+      cnt = self.to_int(b, u.src[1].dtype)
+      d = z3.And(d, cnt >= 0, cnt < w)
+      shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
+      c = u.src[1].arg if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int else None
+      if c is not None: r = shift(c) if 0 <= c < w else self.const(0, dt)
+      else:
+        r = shift(w - 1)
+        for i in reversed(range(w - 1)): r = z3.If(cnt == i, shift(i), r)
+      if op is Ops.SHL and ub and dt in C_UB_SIGNED: return r, z3.And(d, a >= 0, r <= hi)   # C: a negative or overflowing shift is UB
+      return (self.wrap(r, dt) if op is Ops.SHL else r), d
+    raise Unsupported(f"{op} on {dt}")
 
   def _bv_op(self, u:UOp, v, d):
     op, dt = u.op, u.dtype
@@ -291,7 +329,7 @@ class Z3Model:
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
                   weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,
-                  terms:dict|None=None, on_check=None) -> Proved|Refuted|Unknown:
+                  terms:dict|None=None, on_check=None, sized_as_int:bool=False) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
   (lowering), exact as long as no value needs more bits: the original's values are first proved to fit (else Unknown),
@@ -302,7 +340,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   ``rlimit`` bounds z3 by its deterministic resource counter instead of wall-clock time (same answer every run)."""
   if before.dtype != after.dtype:
     return Refuted({}, str(before.dtype), str(after.dtype), f"the rewrite changes the dtype from {before.dtype} to {after.dtype}")
-  m = Z3Model(reading, weak_bits=weak_bits, **({"ctx": ctx} if ctx is not None else {}))
+  m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int, **({"ctx": ctx} if ctx is not None else {}))
   try:
     bv, bd = m.translate(before)
     before_vars, n_exact = set(m.variables), len(m.exact)
@@ -345,6 +383,19 @@ def _inexact(m:Z3Model, n:int, assume:tuple, rlimit:int|None, timeout_ms:int, on
   if r == z3.unsat: return ""
   return f"the original may leave the z3 model's exact range (a weakint past {m.weak_bits} bits or a shift count past {WEAK_SHIFTS}): " + \
          ('z3: ' + s.reason_unknown() if r == z3.unknown else 'it does')
+
+def _int_divmod(u:UOp, a, b):
+  """truncating (CDIV/CMOD) or flooring (FLOORDIV/FLOORMOD) division of exact Ints: z3's Int division is Euclidean"""
+  op = u.op
+  if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int and u.src[1].arg != 0:  # a constant divisor: no case split on its sign
+    c = u.src[1].arg
+    fdiv = a / c if c > 0 else (-a) / (-c)
+    tdiv = z3.If(a >= 0, a / abs(c), -((-a) / abs(c))) * (1 if c > 0 else -1)
+  else:
+    fdiv = z3.If(b > 0, a / b, (-a) / (-b))
+    tdiv = z3.If(a >= 0, z3.If(b > 0, a / b, -(a / (-b))), z3.If(b > 0, -((-a) / b), (-a) / (-b)))
+  q = {Ops.CDIV: tdiv, Ops.CMOD: tdiv, Ops.FLOORDIV: fdiv, Ops.FLOORMOD: fdiv}[op]
+  return q if op in (Ops.CDIV, Ops.FLOORDIV) else a - q * b
 
 def pure_bv(exprs) -> bool:
   """no Int term anywhere in ``exprs`` (then z3's bit-blasting QF_BV solver decides it, often 1000x faster)"""
