@@ -16,8 +16,8 @@ BINARY = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOOR
           Ops.SHL, Ops.SHR, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ]
 WEAK_LIM = 2**40
 
-def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None) -> tuple[object, bool]:
-  m = Z3Model(reading, weak_bits=weak_bits)
+def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None, sized_as_int:bool=False) -> tuple[object, bool]:
+  m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int)
   v, d = m.translate(node)
   s = z3.Solver(ctx=m.ctx); s.add(*m.bounds)
   assert s.check() == z3.sat
@@ -69,6 +69,9 @@ def test_numpy_z3_exhaustive_and_python_alu_agree(case):
   if dt == dtypes.weakint and why is None:  # the 64-bit BitVec reading of weakint agrees with the Int one where it fits
     bv, bdef = _z3(node, reading, weak_bits=64)
     assert bdef == zdef and (not bdef or int(bv) == int(zv))
+  if dt != dtypes.weakint:  # sized ints as exact Ints (rules verify's fallback) agree with the BitVec model on every lane
+    iv, idef = _z3(node, reading, sized_as_int=True)
+    assert idef == zdef and (not idef or int(iv) == int(zv)), f"Int model {iv} (defined={idef}) vs BitVec {zv} (defined={zdef})"
   if zdef and why != "weakint outside int64":  # the exhaustive evaluator proves the node equal to its value on this domain
     assert exhaustive_check(node, UOp.const(nv, node.dtype), ub_is_undefined=ub)[0]
   if why is None:

@@ -117,6 +117,42 @@ def test_summary_counts_and_known_list():
   assert s["refuted_new"] == [vs[0].rule] and s["proved"] == 1 and s["decided_fraction"] == 1.0
   assert summary(vs, {vs[0].rule: "reviewed"})["refuted_new"] == []
 
+def test_weakint_past_its_bit_vector_width_is_no_verdict_never_a_vacuous_pass():
+  """under weak_bits an overflowing weakint would be *undefined*, making the refinement hold there vacuously: x*x//16384
+  -> x//128 holds exactly while x*x fits 16 bits (x <= 181), so weak_bits=16 must give no verdict (it once said proved);
+  a constant past the width is no verdict either"""
+  from uopcheck.spec.z3model import check_rewrite, Refuted, Unknown
+  x = UOp.variable("x", 0, 1000, dtypes.weakint)
+  before, after = (x * x) // 16384, x // 128
+  assert isinstance(check_rewrite(before, after), Refuted)
+  r = check_rewrite(before, after, weak_bits=16)
+  assert isinstance(r, Unknown) and "exact range" in r.why, r
+  y = UOp.variable("y", 0, 181, dtypes.weakint)
+  assert str(check_rewrite((y * y) // 16384, y // 128, weak_bits=16)) == "proved"   # fits: decided as before
+  assert isinstance(check_rewrite(y // 40000, UOp.const(0, dtypes.weakint), weak_bits=16), Unknown)   # 40000 needs 17 bits
+
+def test_rule_budget_charges_each_z3_context_once():
+  """z3's "rlimit count" is cumulative per context; the budget must charge its growth, not the running total per solver"""
+  from uopcheck.fuzz.rule_verify import Budget
+  ctx = z3.Context()
+  x, y = z3.BitVec("x", 32, ctx), z3.BitVec("y", 32, ctx)
+  budget = Budget(10, 10**12)
+  for k in range(3):
+    s = z3.SolverFor("QF_BV", ctx=ctx)
+    s.add(x * y == 12345 + k, z3.UGT(x, 3), z3.UGT(y, 3))
+    s.check()
+    budget.charge(s)
+  total = int(s.statistics().get_key_value("rlimit count"))
+  assert 10**12 - budget.rlimit == total
+
+def test_builder_makes_only_nodes_tinygrad_would_type_so():
+  """a char ADD of two weakint operands passes type_verify, but tinygrad's dtype_from_uop gives weakint: not an instance
+  (it once refuted y*(x+c) -> y*x+y*c with a dtype change that tinygrad can never meet)"""
+  from uopcheck.fuzz.rule_verify import Builder, NoInstance
+  with pytest.raises(NoInstance, match="tinygrad makes weakint"):
+    Builder._alu(Ops.ADD, dtypes.int8, [UOp.variable("a", 0, 3, dtypes.weakint), UOp.const(1, dtypes.weakint)])
+  assert Builder._alu(Ops.ADD, dtypes.int8, [UOp.variable("a", 0, 3, dtypes.int8), UOp.const(1, dtypes.weakint)]).dtype == dtypes.int8
+
 # ** the codegen integer pipeline **
 
 def test_pipeline_runs_every_stage_and_lowers_to_sized_ints():

@@ -25,7 +25,7 @@ import dataclasses, itertools, linecache, sys, time
 from dataclasses import dataclass, field
 import z3
 from tinygrad.uop import Ops, GroupOp
-from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
+from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType, dtype_from_uop
 from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
 from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
@@ -39,9 +39,10 @@ PATH_BUDGET = 24         # paths explored per instance
 PLAN_BUDGET = 8         # instances (op/dtype/operand alternatives) per rule and dtype
 RLIMIT = 4_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
 PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
-MAX_QUERIES = 240        # z3 queries per rule, all dtypes together
-RULE_RLIMIT = 60_000_000 # z3 resource units per rule, all dtypes together (about 12 s of z3 here)
+MAX_QUERIES = 1200       # z3 queries per rule, all dtypes together (most take milliseconds)
+RULE_RLIMIT = 60_000_000 # z3 resource units per rule, all dtypes together
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
+SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
 
 # ** the rules **
 
@@ -170,7 +171,7 @@ class Builder:
       return self._named(p, UOp(op, dtypes.bool, tuple(srcs)))
     if op is Ops.WHERE:
       srcs = [self.build(kids[0], dtypes.bool, depth + 1)] + [self.build(k, dt, depth + 1) for k in kids[1:]]
-      return self._named(p, UOp(op, dt, tuple(srcs)))
+      return self._named(p, self._alu(op, dt, srcs))
     if op is Ops.CAST:
       k0 = kids[0] if kids else None
       if k0 is not None and (k0.name in self.env or k0.match_dtype is not None):   # the operand's own pattern decides its dtype
@@ -181,14 +182,23 @@ class Builder:
     if dt == dtypes.bool and op not in (Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX, Ops.WHERE): raise NoInstance(f"{op} on bool")
     if op in (Ops.SHL, Ops.SHR):
       srcs = [self.build(kids[0], dt, depth + 1), self.build(kids[1], self.choose([dt, dtypes.weakint]) if dt != dtypes.weakint else dt, depth + 1)]
-      return self._named(p, UOp(op, dt, tuple(srcs)))
+      return self._named(p, self._alu(op, dt, srcs))
     srcs = []
     for k in kids:   # an operand may be weak (a weakint constant or node beside a sized one): tinygrad commits it
       kdt = dt
       if dt in SIZED and (k.op is None or (k.op and Ops.CONST in k.op)) and (k.name is None or k.name not in self.env) and \
          k.match_dtype is None: kdt = self.choose([dt, dtypes.weakint]) if (k.op and Ops.CONST in k.op) else dt
       srcs.append(self.build(k, kdt, depth + 1))
-    return self._named(p, UOp(op, dt, tuple(srcs)))
+    return self._named(p, self._alu(op, dt, srcs))
+
+  @staticmethod
+  def _alu(op:Ops, dt:DType, srcs:list[UOp]) -> UOp:
+    """an ALU node at ``dt``, only where tinygrad's own dtype production rule (``dtype_from_uop``) gives ``dt`` for these
+    sources: a char ADD of two weakint operands passes ``type_verify`` but tinygrad never builds one"""
+    try: want = dtype_from_uop(op, tuple(srcs), None)
+    except (RuntimeError, AssertionError) as e: raise NoInstance(f"{op.name}: {e}") from None
+    if want is not None and want != dt: raise NoInstance(f"a {dt.name} {op.name} of {[x.dtype.name for x in srcs]} (tinygrad makes {want.name})")
+    return UOp(op, dt, tuple(srcs))
 
   def _kids(self, p:UPat, op:Ops) -> list[UPat]:
     n = 3 if op in GroupOp.Ternary else 2 if op in GroupOp.Binary else 1 if op in GroupOp.Unary or op in (Ops.CAST, Ops.RANGE) else 0
@@ -270,16 +280,18 @@ class Budget:
   ``rlimit`` counter, summed over every check) -- counted, never timed, so the table is the same every run."""
   queries: int
   rlimit: int = 0
-  _last: object = None     # the incremental solver last charged, and its count then (its counter is cumulative)
-  _last_used: int = 0
+  _seen: dict = field(default_factory=dict)   # z3 context -> its "rlimit count" when last charged
   def take(self) -> bool:
     self.queries -= 1
     return self.queries >= 0 and self.rlimit > 0
   def charge(self, solver:z3.Solver) -> None:
+    """z3's "rlimit count" statistic is cumulative per *context* (every solver of the context adds to it): charge the
+    growth since this context was last charged"""
     st = solver.statistics()
     used = int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else 0
-    self.rlimit -= used - (self._last_used if solver is self._last else 0)
-    self._last, self._last_used = solver, used
+    prev = self._seen.get(id(solver.ctx), 0)
+    self.rlimit -= used - prev if used >= prev else used
+    self._seen[id(solver.ctx)] = used
 
 def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET, queries:Budget|None=None) -> InstanceVerdict:
   """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
@@ -397,8 +409,9 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
     try:
       v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge,
-                        weak_bits=weak_bits)
-      if isinstance(v, Unknown) and weak_bits and queries.take(): v = _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries) or v
+                        weak_bits=weak_bits, sym_bits=SYM_BITS)
+      if isinstance(v, Unknown) and weak_bits and queries.take():   # the bit-vector proof gave up: sized ints as exact Ints
+        v = _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries) or v
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"

@@ -58,6 +58,8 @@ class Z3Model:
   declared: set = field(default_factory=set)       # (name, dtype, lo, hi) of every declaration seen
   weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
   exact: list = field(default_factory=list)   # where the model's value is exact (a weakint fits weak_bits, a count < WEAK_SHIFTS)
+  sym_bits: int|None = None   # a symbolic constant (fuzz.concolic) is known to fit this many bits, signed (see weak_width)
+  widths: dict = field(default_factory=dict)
   sized_as_int: bool = False  # each sized int as an Int in its dtype's range (the exact value; wraps by modulo): z3's
                               # arithmetic decides overflow of products that bit-blasting cannot (see check_rewrite)
 
@@ -65,6 +67,30 @@ class Z3Model:
   def is_bv(self, dt:DType) -> bool:
     return (_is_bv(dt) and not self.sized_as_int) or (dt == dtypes.weakint and self.weak_bits is not None)
   def is_int(self, dt:DType) -> bool: return (dt == dtypes.weakint and not self.weak_bits) or (self.sized_as_int and _is_bv(dt))
+
+  def weak_width(self, u:UOp) -> int:
+    """An upper bound on the signed bits a weakint node's value needs, read off its sources' dtypes, constants and
+    bounds (``sym_bits`` for a symbolic one); a product of two 65-bit values needs 130. Under ``weak_bits`` an operation
+    whose width bound fits needs no overflow check -- a 130-bit multiplier's overflow is what bit-blasting cannot decide."""
+    if u in self.widths: return self.widths[u]
+    BIG = 1 << 20
+    def of_int(v) -> int:
+      if getattr(v, "term", None) is not None: return self.sym_bits or BIG
+      return max(int(v).bit_length(), (-int(v) - 1).bit_length()) + 1 if isinstance(v, int) else BIG
+    ws = [self.weak_width(x) if x.dtype == dtypes.weakint else x.dtype.bitsize + (0 if _signed(x.dtype) else 1) if _is_bv(x.dtype) else
+          2 for x in u.src]
+    op = u.op
+    if op is Ops.CONST: r = of_int(u.arg) if u.arg is not Invalid else 1
+    elif op in (Ops.BUFFER, Ops.PARAM) and getattr(u.arg, "vmin_vmax", None) is not None: r = max(of_int(x) for x in u.arg.vmin_vmax)
+    elif op is Ops.CAST: r = ws[0]
+    elif op in (Ops.ADD, Ops.SUB, Ops.NEG, Ops.CDIV, Ops.FLOORDIV, Ops.CMOD, Ops.FLOORMOD): r = max(ws) + 1
+    elif op is Ops.MUL: r = ws[0] + ws[1]
+    elif op in (Ops.MAX, Ops.AND, Ops.OR, Ops.XOR): r = max(ws)
+    elif op is Ops.WHERE: r = max(ws[1:])
+    elif op is Ops.SHR: r = ws[0]
+    else: r = BIG
+    self.widths[u] = r
+    return r
 
   def wrap(self, x, dt:DType):
     """an Int (exact value) into ``dt``'s range by two's complement: canonical signed or unsigned"""
@@ -76,12 +102,19 @@ class Z3Model:
   def const(self, v, dt:DType):
     if (t := getattr(v, "term", None)) is not None:   # a symbolic constant (fuzz.concolic.SymInt): its z3 term, Int or wide BV
       if dt == dtypes.bool: return t != 0
-      if self.is_bv(dt): return z3.Extract(self.bits(dt) - 1, 0, t) if z3.is_bv(t) else z3.Int2BV(t, self.bits(dt))
+      if self.is_bv(dt):
+        if dt == dtypes.weakint and (z3.is_int(t) or t.size() > self.bits(dt)):   # a weak symbol must fit weak_bits (exactness)
+          lim = 1 << (self.bits(dt) - 1)
+          self.exact.append(z3.And(t >= -lim, t < lim) if z3.is_int(t) else z3.SignExt(t.size() - self.bits(dt), z3.Extract(self.bits(dt) - 1, 0, t)) == t)
+        return z3.Extract(self.bits(dt) - 1, 0, t) if z3.is_bv(t) else z3.Int2BV(t, self.bits(dt))
       if dt == dtypes.weakint: return z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t
       if self.is_int(dt): return self.wrap(z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t, dt)
       raise Unsupported(f"symbolic constant of {dt}")
     if dt == dtypes.bool: return z3.BoolVal(bool(v), self.ctx)
-    if self.is_bv(dt): return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
+    if self.is_bv(dt):
+      if dt == dtypes.weakint and not -(1 << (self.bits(dt) - 1)) <= int(v) < 1 << (self.bits(dt) - 1):
+        self.exact.append(z3.BoolVal(False, self.ctx))   # a weak constant past weak_bits: the model would wrap it
+      return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
     if dt == dtypes.weakint: return z3.IntVal(int(v), self.ctx)
     if self.is_int(dt): return z3.IntVal(int(v) % (1 << dt.bitsize) - ((1 << dt.bitsize) if _signed(dt) and int(v) % (1 << dt.bitsize) >= 1 << (dt.bitsize - 1) else 0), self.ctx)
     raise Unsupported(f"no z3 sort for {dt}")
@@ -289,7 +322,7 @@ class Z3Model:
     if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
     if op in (Ops.ADD, Ops.SUB, Ops.MUL):
       r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
-      if ub and (dt in C_UB_SIGNED or weak):
+      if ub and (dt in C_UB_SIGNED or weak) and not (weak and self.weak_width(u) <= w):   # (a weak value that surely fits: no check)
         no = {Ops.ADD: z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)),
               Ops.SUB: z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)),
               Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
@@ -329,7 +362,7 @@ class Z3Model:
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
                   weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,
-                  terms:dict|None=None, on_check=None, sized_as_int:bool=False) -> Proved|Refuted|Unknown:
+                  terms:dict|None=None, on_check=None, sized_as_int:bool=False, sym_bits:int|None=None) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
   (lowering), exact as long as no value needs more bits: the original's values are first proved to fit (else Unknown),
@@ -340,7 +373,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   ``rlimit`` bounds z3 by its deterministic resource counter instead of wall-clock time (same answer every run)."""
   if before.dtype != after.dtype:
     return Refuted({}, str(before.dtype), str(after.dtype), f"the rewrite changes the dtype from {before.dtype} to {after.dtype}")
-  m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int, **({"ctx": ctx} if ctx is not None else {}))
+  m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int, sym_bits=sym_bits, **({"ctx": ctx} if ctx is not None else {}))
   try:
     bv, bd = m.translate(before)
     before_vars, n_exact = set(m.variables), len(m.exact)
