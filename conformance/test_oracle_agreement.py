@@ -19,7 +19,7 @@ WEAK_LIM = 2**40
 def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None, sized_as_int:bool=False) -> tuple[object, bool]:
   m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int)
   v, d = m.translate(node)
-  s = z3.Solver(ctx=m.ctx); s.add(*m.bounds)
+  s = z3.Solver(ctx=m.ctx); s.add(*m.bounds, *m.links)
   assert s.check() == z3.sat
   mdl = s.model()
   return _signed_value(mdl, v, node.dtype), z3.is_true(mdl.eval(d, model_completion=True))

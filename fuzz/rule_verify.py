@@ -37,9 +37,9 @@ MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
 PATH_BUDGET = 24         # paths explored per instance
 PLAN_BUDGET = 8         # instances (op/dtype/operand alternatives) per rule and dtype
-RLIMIT = 4_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
+RLIMIT = 10_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
 PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
-MAX_QUERIES = 1200       # z3 queries per rule, all dtypes together (most take milliseconds)
+MAX_QUERIES = 2400       # z3 queries per rule, all dtypes together (most take milliseconds)
 RULE_RLIMIT = 60_000_000 # z3 resource units per rule, all dtypes together
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
@@ -389,7 +389,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
   except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
-  q = [*b.domain, *m.bounds, defined, *path_literals(res.conds)]
+  q = [*b.domain, *m.bounds, *m.links, defined, *path_literals(res.conds)]
   s = solver_for(q, ctx)
   s.set("rlimit", RLIMIT)
   s.add(*q)
@@ -401,17 +401,23 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
   assume = (*b.domain, *path_literals(res.conds))
   terms = {n: s.term for n, s in b.syms.items()}
-  # no Int symbol (a sized instance): weakint as a W-bit vector keeps the query pure bit-vector (QF_BV, far faster than
-  # Int2BV); check_rewrite proves the original's weakint values fit first, so this never makes a pass
-  weak_bits = None if any(z3.is_int(t) for t in terms.values()) else W
+  # Two encodings, the likelier first, the other when z3 gives up. No Int symbol (a sized instance): bit-vectors, with
+  # weakint as a W-bit vector so the query stays QF_BV (check_rewrite proves the original's weakint values fit first,
+  # so this never makes a pass); then the path re-run with Int symbols and every sized int as its exact Int. Int symbols
+  # (a weakint instance): sized ints as exact Ints first (linear arithmetic with mod: int2bv is what z3 decides worst).
+  int_syms = any(z3.is_int(t) for t in terms.values())
+  bv = lambda reading: check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms,
+                                     on_check=queries.charge, weak_bits=None if int_syms else W, sym_bits=SYM_BITS)
+  ints = lambda reading: (check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms,
+                                        on_check=queries.charge, sized_as_int=True) if int_syms else
+                          _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries))
+  encodings = (ints, bv) if int_syms else (bv, ints)
   readings, why = {}, ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
     try:
-      v = check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms, on_check=queries.charge,
-                        weak_bits=weak_bits, sym_bits=SYM_BITS)
-      if isinstance(v, Unknown) and weak_bits and queries.take():   # the bit-vector proof gave up: sized ints as exact Ints
-        v = _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries) or v
+      v = encodings[0](reading)
+      if isinstance(v, Unknown) and queries.take(): v = encodings[1](reading) or v
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
       return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"

@@ -58,6 +58,8 @@ class Z3Model:
   declared: set = field(default_factory=set)       # (name, dtype, lo, hi) of every declaration seen
   weak_bits: int|None = None  # model weakint as a BitVec this wide (overflow = not representable = undefined) instead of Int
   exact: list = field(default_factory=list)   # where the model's value is exact (a weakint fits weak_bits, a count < WEAK_SHIFTS)
+  bits_of: dict = field(default_factory=dict)   # Int term id -> (term, the 64-bit vector it stands for) (_bits64)
+  links: list = field(default_factory=list)   # hard constraints tying helper terms to the values they stand for (_bits64)
   sym_bits: int|None = None   # a symbolic constant (fuzz.concolic) is known to fit this many bits, signed (see weak_width)
   widths: dict = field(default_factory=dict)
   sized_as_int: bool = False  # each sized int as an Int in its dtype's range (the exact value; wraps by modulo): z3's
@@ -242,6 +244,16 @@ class Z3Model:
     m, d = alu(UOp(Ops.MUL, u.dtype, u.src[:2]), v[:2], d)
     return alu(UOp(Ops.ADD, u.dtype, (u.src[0], u.src[2])), [m, v[2]], d)
 
+  def _bits64(self, a):
+    """an Int's 64-bit two's complement: a fresh bit-vector *linked* to it (``links``: ``bv2int(A) == a`` wherever a fits
+    int64) instead of ``int2bv(a)``, which z3 decides poorly; where a does not fit, the op using it is undefined anyway"""
+    if z3.is_int_value(a): return z3.BitVecVal(a.as_long() % 2**64, 64, self.ctx)
+    if (hit := self.bits_of.get(a.get_id())) is not None: return hit[1]
+    A = z3.BitVec(f"bits64_{len(self.links)}", 64, self.ctx)
+    self.links.append(z3.Implies(z3.And(a >= -2**63, a <= 2**63 - 1), z3.BV2Int(A, is_signed=True) == a))
+    self.bits_of[a.get_id()] = (a, A)   # one vector per Int term (the term is kept alive with it: ids are reused)
+    return A
+
   def _int_op(self, u:UOp, v, d):
     op = u.op
     if op is Ops.MULACC: return self._mulacc(u, v, d, self._int_op)
@@ -271,10 +283,11 @@ class Z3Model:
         if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), d
         if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), d
       # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
-      A, B = z3.Int2BV(a, 64), z3.Int2BV(b, 64)
-      r = {Ops.AND: A & B, Ops.OR: A | B, Ops.XOR: A ^ B}[op]
       inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
-      return z3.BV2Int(r, is_signed=True), z3.And(d, inr(a), inr(b))
+      r = {Ops.AND: lambda p, q: p & q, Ops.OR: lambda p, q: p | q, Ops.XOR: lambda p, q: p ^ q}[op](self._bits64(a), self._bits64(b))
+      out = z3.BV2Int(r, is_signed=True)
+      self.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
+      return out, z3.And(d, inr(a), inr(b))
     raise Unsupported(f"{op} on weakint")
 
   def _sized_int_op(self, u:UOp, v, d):
@@ -382,7 +395,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
   if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
   if (why := _inexact(m, n_exact, assume, rlimit, timeout_ms, on_check)): return Unknown(why)
-  query = [*m.bounds, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
+  query = [*m.bounds, *m.links, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
   s = solver_for(query, m.ctx)
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
@@ -406,7 +419,7 @@ def _inexact(m:Z3Model, n:int, assume:tuple, rlimit:int|None, timeout_ms:int, on
   shift count past WEAK_SHIFTS) the refinement would hold vacuously: prove the original never goes there (else no
   verdict). '' when exact."""
   if not (ex := m.exact[:n]): return ""
-  q = [*m.bounds, *assume, z3.Not(z3.And(*ex))]
+  q = [*m.bounds, *m.links, *assume, z3.Not(z3.And(*ex))]
   s = solver_for(q, m.ctx)
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
@@ -459,7 +472,7 @@ def check_bounds(e:UOp, vmin, vmax, reading:OverflowReading=OverflowReading.UNDE
   iv = m.to_int(v, e.dtype)
   s = z3.Solver(ctx=m.ctx)
   s.set("timeout", timeout_ms)
-  s.add(*m.bounds, d, z3.Or(iv < int(vmin), iv > int(vmax)))
+  s.add(*m.bounds, *m.links, d, z3.Or(iv < int(vmin), iv > int(vmax)))
   r = s.check()
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
