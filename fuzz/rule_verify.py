@@ -11,8 +11,10 @@ For every rule of ``uop/symbolic.py`` (the matchers that compose ``sym``: ``symb
    decision it makes; z3 then finds constants and bounds that flip one decision at a time, until every feasible path ran
    (or the path budget is spent). A path whose code needed a plain number (a *pin*) covers just that value.
 3. On each path, refinement (``before`` defined -> ``after`` defined and equal) is proved with z3 for all values under the
-   path condition, under both readings of signed overflow (UB in C, wrapping in numpy). z3 runs under a *resource*
-   limit (``rlimit``), never a wall-clock one, so the same run gives the same table.
+   path condition, under both readings of signed overflow (UB in C, wrapping in numpy), in two encodings -- bit-vectors
+   (weakint as a W-bit vector in a sized instance) and exact Ints (``sized_as_int``) -- the likelier first, the other
+   when z3 gives up (``_verify_path``). z3 runs under a *resource* limit (``rlimit``), never a wall-clock one, so the
+   same run gives the same table.
 4. A refutation is **confirmed** before it counts: the rule re-run on the plain (non-symbolic) counterexample must make
    the same rewrite, and the numpy spec must disagree there; then it is tried for **reachability**: tinygrad's full
    ``simplify()`` on that instance (the index-math path every kernel takes) -- wrong there means reachable.
