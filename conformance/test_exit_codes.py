@@ -48,3 +48,9 @@ def test_bad_input_files_exit_2_and_internal_errors_exit_3(tmp_path, capsys, mon
   monkeypatch.setattr(cli, "_cmd_spec", boom)
   assert main(["spec"]) == 3
   assert "internal error" in capsys.readouterr().err
+
+def test_version_names_uopcheck_and_the_tinygrad_it_checks(capsys):
+  assert main(["--version"]) == 0
+  out = capsys.readouterr().out
+  from importlib.metadata import version
+  assert out.startswith("uopcheck ") and f"tinygrad {version('tinygrad')}" in out and version("tinygrad") == "0.14.0", out

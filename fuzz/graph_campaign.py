@@ -70,7 +70,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
-  start = time.perf_counter(); deadline = start + minutes * 60
+  start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
   shrink: list = [None]
   minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
   pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
@@ -157,7 +157,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   known = known_graph_signatures()
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
-  start = time.perf_counter(); deadline = start + minutes * 60
+  start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
   got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set()}
   lost: list[str] = []
   restarts = 0
@@ -206,9 +206,14 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   except KeyboardInterrupt:
     interrupted = True
     for p in procs.values(): p.kill()
-  drain()
+  # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
+  # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
+  if not interrupted: drain()
   el = time.perf_counter() - start
   found, problems = load_graph_findings(findings_dir)
+  if interrupted:
+    for f, d in found:
+      if f.stat().st_mtime >= started_wall and d["signature"] not in known: got["new"].add(d["signature"])
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
   summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
              "cases_per_min": round(counters[0] / el * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",

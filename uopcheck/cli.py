@@ -192,8 +192,16 @@ def _cmd_train(args) -> int:
   from uopcheck.training import run
   return run.train(args)
 
+def _version() -> str:
+  from importlib.metadata import version, PackageNotFoundError
+  def of(pkg:str) -> str:
+    try: return version(pkg)
+    except PackageNotFoundError: return "not installed"
+  return f"uopcheck {of('uopcheck')} (tinygrad {of('tinygrad')}, z3 {of('z3-solver')}, hypothesis {of('hypothesis')})"
+
 def build_parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
+  p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
   sub = p.add_subparsers(dest="cmd", required=True)
   c = sub.add_parser("check", help="ref vs fast on real model graphs, printed as a table")
   c.add_argument("names", nargs="*", help="graphs from uopcheck.catalog (default: all)")
