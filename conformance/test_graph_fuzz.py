@@ -85,7 +85,10 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   # unseeded, so hypothesis keeps its example database (a seeded campaign is reproducible from the seed instead)
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "3", "--workers", "1", "--self-test-bug", "--case-timeout", "20",
          "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
-  p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+  # SIGINT back to its default in the child: a test run started in the background (`cmd &`) ignores SIGINT, the child
+  # would inherit that and never see the interrupt this test sends
+  p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
   deadline = time.time() + 150
   while time.time() < deadline and not list((tmp_path / "f").glob("graph-*.json")): time.sleep(1)
   assert list((tmp_path / "f").glob("graph-*.json")), "no finding written within the time allowed"
