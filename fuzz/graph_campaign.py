@@ -70,7 +70,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
-  start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
+  start = time.perf_counter(); deadline = start + minutes * 60
   shrink: list = [None]
   minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
   pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
