@@ -270,10 +270,8 @@ class Z3Model:
       shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
       if type(k := u.src[1].arg) is int: return (shift(k), d) if k >= 0 else (I(0), z3.BoolVal(False, self.ctx))
       # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
-      out = shift(WEAK_SHIFTS - 1)
-      for i in reversed(range(WEAK_SHIFTS - 1)): out = z3.If(b == i, shift(i), out)
       self.exact.append(b < WEAK_SHIFTS)
-      return out, z3.And(d, b >= 0)
+      return _by_count(shift, b, WEAK_SHIFTS), z3.And(d, b >= 0)
     if op in (Ops.AND, Ops.OR, Ops.XOR):
       # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
       cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
@@ -318,9 +316,7 @@ class Z3Model:
       shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
       c = u.src[1].arg if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int else None
       if c is not None: r = shift(c) if 0 <= c < w else self.const(0, dt)
-      else:
-        r = shift(w - 1)
-        for i in reversed(range(w - 1)): r = z3.If(cnt == i, shift(i), r)
+      else: r = _by_count(shift, cnt, w)
       if op is Ops.SHL and ub and dt in C_UB_SIGNED: return r, z3.And(d, a >= 0, r <= hi)   # C: a negative or overflowing shift is UB
       return (self.wrap(r, dt) if op is Ops.SHL else r), d
     raise Unsupported(f"{op} on {dt}")
@@ -429,6 +425,13 @@ def _inexact(m:Z3Model, n:int, assume:tuple, rlimit:int|None, timeout_ms:int, on
   if r == z3.unsat: return ""
   return f"the original may leave the z3 model's exact range (a weakint past {m.weak_bits} bits or a shift count past {WEAK_SHIFTS}): " + \
          ('z3: ' + s.reason_unknown() if r == z3.unknown else 'it does')
+
+def _by_count(shift, cnt, n:int):
+  """a shift by a symbolic count as one case per count 0..n-1 (the last case also stands for every larger count: the
+  caller makes those undefined or outside the exact range)"""
+  out = shift(n - 1)
+  for i in reversed(range(n - 1)): out = z3.If(cnt == i, shift(i), out)
+  return out
 
 def _int_divmod(u:UOp, a, b):
   """truncating (CDIV/CMOD) or flooring (FLOORDIV/FLOORMOD) division of exact Ints: z3's Int division is Euclidean"""
