@@ -153,6 +153,19 @@ def test_builder_makes_only_nodes_tinygrad_would_type_so():
     Builder._alu(Ops.ADD, dtypes.int8, [UOp.variable("a", 0, 3, dtypes.weakint), UOp.const(1, dtypes.weakint)])
   assert Builder._alu(Ops.ADD, dtypes.int8, [UOp.variable("a", 0, 3, dtypes.int8), UOp.const(1, dtypes.weakint)]).dtype == dtypes.int8
 
+def test_wide_division_by_a_variable_is_decided_at_every_dtype():
+  """(x%y)%y at int64/uint64: the bit-blasted division spent the whole rule budget ("bounded"); the exact-Int encoding
+  goes first for a 32/64-bit division by a non-constant and proves it at every dtype"""
+  v = verify_rule(_rule("(x%y)%y"))
+  assert v.verdict == "proved", v
+  assert {"long", "unsigned long", "int", "unsigned char"} <= set(v.dtypes)
+
+def test_a_rule_fixed_to_weakint_gets_no_sized_dtype_verdict():
+  """commutative's UPat is ``dtype=dtypes.weakint``: an instance built for int16 was the weakint instance again (in the
+  slower bit-vector encoding) and its budget verdict was reported as int16's"""
+  v = verify_rule(next(r for r in RULES.values() if "commutative" in r.matchers and "GroupOp.Commutative" in r.source))
+  assert set(v.dtypes) == {"weakint"} and v.verdict == "proved", v
+
 # ** the codegen integer pipeline **
 
 def test_pipeline_runs_every_stage_and_lowers_to_sized_ints():
