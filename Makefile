@@ -1,12 +1,12 @@
 # uopcheck: two commands do all set-up on a fresh machine.
 #   make demo   venv + install + run ref vs fast on the real graphs and print the report
-#   make test   venv + install + pytest conformance/
+#   make test   venv + install + ruff check + pytest conformance/
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test clang browser install bench train clean
+.PHONY: demo test lint clang browser install bench train clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -27,7 +27,7 @@ browser:
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e ".[training]"
+	$(PY) -m pip install -q -e ".[training,dev]"
 	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec, wandb, matplotlib" && touch $(STAMP)
 
 install: clang $(STAMP)
@@ -37,8 +37,12 @@ demo: install
 	$(VENV)/bin/uopcheck check --json reports/demo.json
 	@echo; echo "report written to reports/demo.json"
 
-test: install browser
+test: install browser lint
 	$(PY) -m pytest conformance -q
+
+# pyflakes + the line limit (pyproject [tool.ruff]); make test runs it first
+lint: install
+	$(VENV)/bin/ruff check .
 
 bench: install
 	$(PY) bench/ref_vs_fast.py

@@ -6,7 +6,6 @@ Each check says pass / fail / warn / n/a, what it saw, and the exact fix. The ve
 from __future__ import annotations
 import json, os, pathlib, re
 from dataclasses import dataclass, asdict, field
-from typing import Callable
 
 AMD_VENDOR = 0x1002
 GPU_NAMES = {0x74a1: "MI300X", 0x74a5: "MI325X", 0x75a0: "MI350X (gfx950)", 0x75b0: "MI350X/MI355X (gfx950)", 0x7550: "RX 9070 (gfx1201)",
@@ -45,7 +44,8 @@ class Report:
     return "\n".join(lines + ["", v])
 
   def to_json(self) -> str:
-    return json.dumps({"root": self.root, "verdict": self.verdict, "gpus": self.gpus, "checks": [asdict(c) for c in self.checks], "env": self.env}, indent=1)
+    return json.dumps({"root": self.root, "verdict": self.verdict, "gpus": self.gpus, "checks": [asdict(c) for c in self.checks], "env": self.env},
+                      indent=1)
 
 def _read(root:pathlib.Path, rel:str) -> str|None:
   try: return (root / rel.lstrip("/")).read_text().strip()
@@ -122,10 +122,12 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
         C(Check("comgr", "fail", f"only {lib.name} (comgr {comver}); tinygrad opens lib/libamd_comgr.so",
                 f"ln -s {lib.name} /{plain.relative_to(root)}  (or point COMGR_PATH/COMGR_3_PATH at /{lib.relative_to(root)})"))
       else:
-        C(Check("comgr", "pass", f"/{lib.relative_to(root)} (comgr {comver}{'; tinygrad uses its comgr_3 bindings' if comver.startswith('3') else ''})"))
+        C(Check("comgr", "pass",
+                f"/{lib.relative_to(root)} (comgr {comver}{'; tinygrad uses its comgr_3 bindings' if comver.startswith('3') else ''})"))
       rep.env["COMGR_PATH"] = "/" + str(lib.relative_to(root))
       if comver.startswith("3"): rep.env["COMGR_3_PATH"] = rep.env["COMGR_PATH"]
-    else: C(Check("comgr", "fail", f"no libamd_comgr.so under /{libdir.relative_to(root)}", "install the comgr package (rocm-llvm / comgr) for this ROCm"))
+    else: C(Check("comgr", "fail", f"no libamd_comgr.so under /{libdir.relative_to(root)}",
+                  "install the comgr package (rocm-llvm / comgr) for this ROCm"))
     hip = rocm / "include/hip/hip_runtime_api.h"
     C(Check("hip headers", "pass" if hip.exists() else "fail", f"/{hip.relative_to(root)}" + ("" if hip.exists() else " missing"),
             "" if hip.exists() else "install hip-dev (tinygrad's AMD compiler includes /opt/rocm/include)"))
@@ -144,14 +146,16 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
           "" if initstate == "live" else "modprobe amdgpu (and check dmesg for firmware errors)"))
   kfd = root / "dev/kfd"
   if not kfd.exists():
-    C(Check("/dev/kfd", "fail", "/dev/kfd does not exist", "load amdgpu with KFD (modprobe amdgpu); in a container pass --device=/dev/kfd --device=/dev/dri"))
+    C(Check("/dev/kfd", "fail", "/dev/kfd does not exist",
+            "load amdgpu with KFD (modprobe amdgpu); in a container pass --device=/dev/kfd --device=/dev/dri"))
   else:
     ok = str(root) != "/" or os.access(kfd, os.R_OK | os.W_OK)
     mode = oct(kfd.stat().st_mode & 0o777)
     C(Check("/dev/kfd", "pass" if ok else "fail", f"present, mode {mode}" + ("" if ok else ", not openable read/write by this user"),
             "" if ok else "add the user to the render and video groups (usermod -aG render,video $USER) and log in again"))
   nodes = root / "sys/devices/virtual/kfd/kfd/topology/nodes"
-  gfx = sorted({int(m.group(1)) for n in (nodes.iterdir() if nodes.is_dir() else []) if (props := _read(root, str((n / "properties").relative_to(root))))
+  gfx = sorted({int(m.group(1)) for n in (nodes.iterdir() if nodes.is_dir() else []) if (props := _read(root,
+                                                                                                        str((n / "properties").relative_to(root))))
                 for m in [re.search(r"gfx_target_version (\d+)", props)] if m and m.group(1) != "0"})
   if gfx: C(Check("kfd topology", "pass", f"gfx_target_version {', '.join(map(str, gfx))}" + (" (gfx950)" if GFX950 in gfx else "")))
   else: C(Check("kfd topology", "warn" if kfd.exists() else "n/a", "no GPU node in the KFD topology", "check dmesg for amdgpu/kfd init errors"))
@@ -159,7 +163,7 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
   for g in rep.gpus:
     res = pathlib.Path(g["path"]) / "resource0"
     try: head = res.read_bytes()[:4096] if str(root) != "/" else _read_bar(res)
-    except OSError as e: head = None; err = str(e)
+    except OSError: head = None
     if head is None: C(Check(f"vram bar {g['bdf']}", "warn", f"cannot read {res.name}", "run as root to read the BAR"))
     elif head and all(b == 0xFF for b in head):
       C(Check(f"vram bar {g['bdf']}", "fail", f"{res.name} reads all 0xFF ({len(head)} bytes)",

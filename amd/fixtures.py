@@ -39,9 +39,11 @@ FAILURE_MODES = {
   "no_gpu": lambda d: [_rm(d / "sys/bus/pci/devices/0000:05:00.0" / f) for f in ("vendor", "device", "class", "resource0")] and None,
   "pci_0x75b0": lambda d: _w(d / "sys/bus/pci/devices/0000:05:00.0/device", "0x75b0\n"),
   "rocm_nondefault_comgr33": lambda d: (_rm(d / "opt/rocm"), _rm(d / "opt/rocm-7.0.2/lib/libamd_comgr.so"),
-                                        (d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.0.0").rename(d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.3.0")) and None,
+                                        (d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.0.0")
+                                        .rename(d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.3.0")) and None,
   "no_hip_headers": lambda d: _rm(d / "opt/rocm-7.0.2/include/hip/hip_runtime_api.h"),
-  "old_clang": lambda d: ((d / "opt/rocm-7.0.2/llvm/lib/clang/20").rename(d / "opt/rocm-7.0.2/llvm/lib/clang/17"), (d / "usr/lib/llvm-14").mkdir(parents=True)) and None,
+  "old_clang": lambda d: ((d / "opt/rocm-7.0.2/llvm/lib/clang/20").rename(d / "opt/rocm-7.0.2/llvm/lib/clang/17"),
+                          (d / "usr/lib/llvm-14").mkdir(parents=True)) and None,
   "amdgpu_not_loaded": lambda d: _rm(d / "sys/module/amdgpu/initstate"),
   "no_kfd": lambda d: _rm(d / "dev/kfd"),
   "bar_all_ff": lambda d: _w(d / "sys/bus/pci/devices/0000:05:00.0/resource0", b"\xff" * 4096),
@@ -51,9 +53,12 @@ FAILURE_MODES = {
 
 # the check each failure mode must fail, and a phrase its fix must contain
 EXPECTED = {
-  "no_gpu": ("amd gpu", "no AMD GPU"), "pci_0x75b0": ("pci id known", "0x75b0"), "rocm_nondefault_comgr33": ("rocm root", "ROCM_PATH=/opt/rocm-7.0.2"),
-  "no_hip_headers": ("hip headers", "hip-dev"), "old_clang": ("gfx950 clang", "LLVM >= 19"), "amdgpu_not_loaded": ("amdgpu module", "modprobe amdgpu"),
-  "no_kfd": ("/dev/kfd", "--device=/dev/kfd"), "bar_all_ff": ("vram bar 0000:05:00.0", "Resizable BAR"), "kvm_no_iommu": ("virtualization/iommu", "vIOMMU"),
+  "no_gpu": ("amd gpu", "no AMD GPU"), "pci_0x75b0": ("pci id known", "0x75b0"), "rocm_nondefault_comgr33": ("rocm root",
+                                                                                                             "ROCM_PATH=/opt/rocm-7.0.2"),
+  "no_hip_headers": ("hip headers", "hip-dev"), "old_clang": ("gfx950 clang", "LLVM >= 19"), "amdgpu_not_loaded": ("amdgpu module",
+                                                                                                                   "modprobe amdgpu"),
+  "no_kfd": ("/dev/kfd", "--device=/dev/kfd"), "bar_all_ff": ("vram bar 0000:05:00.0", "Resizable BAR"), "kvm_no_iommu": ("virtualization/iommu",
+                                                                                                                          "vIOMMU"),
   "no_tinygrad_extra": ("tinygrad extra/hcq2", "PYTHONPATH=/opt/tinygrad"),
 }
 

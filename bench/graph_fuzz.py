@@ -2,7 +2,8 @@
 
 For each size class a fixed set of random programs (seeded) is checked ref vs fast twice per worker process:
 the first pass compiles (cold), the second finds tinygrad's compile caches warm. Two processes run at once, so
-the reported rate is what a 2-worker campaign gets. The last row is the ``large`` profile (``--profile large``). Target: >= 200 cases/min for <= 6 ops and <= 4k elements, warm."""
+the reported rate is what a 2-worker campaign gets. The last row is the ``large`` profile (``--profile large``).
+Target: >= 200 cases/min for <= 6 ops and <= 4k elements, warm."""
 from __future__ import annotations
 import multiprocessing as mp, sys, time
 

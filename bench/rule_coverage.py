@@ -14,6 +14,7 @@ def main():
   with tempfile.TemporaryDirectory() as d:
     base = min(run([]) for _ in range(2))
     cov = min(run(["--rule-cov", "--rule-cov-dir", d]) for _ in range(2))
-  print(f"plain pytest: {base:.1f}s   with --rule-cov: {cov:.1f}s   overhead {cov / base:.2f}x -> {'MET' if cov / base <= 1.5 else 'MISSED'} (target <= 1.5x)")
+  print(f"plain pytest: {base:.1f}s   with --rule-cov: {cov:.1f}s   overhead {cov / base:.2f}x -> "
+        f"{'MET' if cov / base <= 1.5 else 'MISSED'} (target <= 1.5x)")
 
 if __name__ == "__main__": main()

@@ -53,8 +53,10 @@ def main(n:int=300, seed:int=0):
   r_ours, r_peer = n / t_ours, n / t_peer
   count = lambda xs, k: sum(x == k for x in xs)
   print(f"{n} expressions (e != e.simplify()), seed {seed}")
-  print(f"uopcheck (bit-exact; exhaustive or z3): {r_ours:8.1f} expr/s  proved {count(ours, 'proved')} refuted {count(ours, 'refuted')} unknown {count(ours, 'unknown')}")
-  print(f"peer (tinygrad uops_to_z3, all Int):    {r_peer:8.1f} expr/s  proved {count(theirs, 'proved')} refuted {count(theirs, 'refuted')} unknown {count(theirs, 'unknown')}")
+  print(f"uopcheck (bit-exact; exhaustive or z3): {r_ours:8.1f} expr/s  proved {count(ours, 'proved')} "
+        f"refuted {count(ours, 'refuted')} unknown {count(ours, 'unknown')}")
+  print(f"peer (tinygrad uops_to_z3, all Int):    {r_peer:8.1f} expr/s  proved {count(theirs, 'proved')} "
+        f"refuted {count(theirs, 'refuted')} unknown {count(theirs, 'unknown')}")
   print(f"ratio uopcheck/peer: {r_ours / r_peer:.2f}x -> {'MET' if r_ours >= r_peer else 'MISSED'} (target >= 1.0x)")
 
 if __name__ == "__main__":

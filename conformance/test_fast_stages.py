@@ -25,7 +25,7 @@ def test_hcq2_and_plain_paths_agree():
 
 def test_structural_spec_names_the_failing_uop():
   x = Tensor(np.ones(4, np.float32)).realize().uop
-  bad = UOp(Ops.CAST, dtypes_int := x.dtype, (x,), arg="not-a-dtype")
+  bad = UOp(Ops.CAST, x.dtype, (x,), arg="not-a-dtype")
   with pytest.raises(SpecError, match=r"Ops.CAST .*breaks tinygrad's spec for the tensor stage at UOp #\d+"):
     verify(bad, "tensor")
 

@@ -1,7 +1,7 @@
 """The graph campaign under failure: a candidate scheduler is compared with stock rangeify and the reference, a case that
 hangs (in Python or in native code) or kills its worker is a finding and the campaign goes on, and --minutes holds."""
 from __future__ import annotations
-import json, pathlib, subprocess, sys, time
+import json, pathlib, sys, time
 import pytest
 from uopcheck.fuzz.graph import check_program, load_graph_findings
 from conformance.isolated import program_ok, run_cli

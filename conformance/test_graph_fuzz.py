@@ -5,7 +5,6 @@ import json, os, pathlib, signal, subprocess, sys, time
 import pytest
 from hypothesis import given, settings, HealthCheck, Phase
 from uopcheck.spec import SpecError
-from uopcheck.fuzz import graph
 from uopcheck.fuzz.graph import programs, build_program, check_program, load_graph_findings, finalize
 from uopcheck.fuzz.graph_campaign import known_graph_signatures
 from conformance.isolated import program_ok, run_cli

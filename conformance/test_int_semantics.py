@@ -1,7 +1,6 @@
 """The spec's integer semantics, checked against their definitions: Python's exact integers, tinygrad's helpers, C."""
 from __future__ import annotations
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import cdiv as tg_cdiv, cmod as tg_cmod

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
-from tinygrad.uop.ops import UOp, UPat, PatternMatcher
+from tinygrad.uop.ops import UPat, PatternMatcher
 from uopcheck import catalog, fast
 from uopcheck.spec import SpecError
 from uopcheck.fast.kernel_check import check_per_kernel

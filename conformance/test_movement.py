@@ -1,9 +1,8 @@
 """Movement ops and their compositions (permute, pad, shrink, flip, expand, reshape): ref vs fast, bitwise."""
 from __future__ import annotations
-import itertools
 import numpy as np
 import pytest
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from uopcheck import harness
 from uopcheck.spec import Tolerance
 

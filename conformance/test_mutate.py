@@ -1,7 +1,7 @@
 """uopcheck mutate: every mutant applies to tinygrad 0.14.0 exactly once, only ever to a private copy, its witness shows
 it live, and a detector catches it (one mutant end to end here; the whole catalog's score is bench/mutation_score.py)."""
 from __future__ import annotations
-import hashlib, pathlib
+import hashlib
 import pytest
 from uopcheck.fuzz import mutate
 from uopcheck.fuzz.mutants import MUTANTS, BY_ID

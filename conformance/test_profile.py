@@ -2,7 +2,6 @@
 from __future__ import annotations
 import contextlib, io, re
 import pytest
-from tinygrad import Tensor
 from tinygrad.helpers import Context
 from uopcheck import catalog, fast
 from uopcheck.amd.profile import check_profile

@@ -3,7 +3,7 @@ from __future__ import annotations
 import itertools
 import numpy as np
 import pytest
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from uopcheck import harness
 
 SUBSETS = [s for n in range(0, 4) for s in itertools.combinations(range(3), n)]

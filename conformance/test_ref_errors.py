@@ -25,7 +25,8 @@ def test_typing_rule_violation_is_named():
   bad = UOp(Ops.ADD, dtypes.float32, (_buf(), _buf(dt=dtypes.int32)))
   with pytest.raises(SpecError, match=r"Ops.ADD dtype=dtypes.float.*breaks tinygrad's spec for the tensor stage"): evaluate(bad)
   # uopcheck's own typing rules stand behind tinygrad's spec
-  with pytest.raises(SpecError, match=r"Ops.ADD dtype=dtypes.float.*typing rule broken: operands must have the result dtype"): evaluate(bad, check_spec=False)
+  with pytest.raises(SpecError,
+                     match=r"Ops.ADD dtype=dtypes.float.*typing rule broken: operands must have the result dtype"): evaluate(bad, check_spec=False)
 
 def test_malformed_movement_is_named_not_a_numpy_traceback():
   b = _buf(6)
@@ -35,7 +36,6 @@ def test_malformed_movement_is_named_not_a_numpy_traceback():
   assert e.value.__cause__ is None and e.value.__suppress_context__  # no chained numpy traceback
 
 def test_bad_permutation_is_named():
-  b = _buf(6).reshape((2, 3)) if False else None
   x = Tensor(np.ones((2, 3), np.float32)).realize().uop
   with pytest.raises(SpecError, match="invalid permutation"): evaluate(UOp(Ops.PERMUTE, dtypes.float32, (x,), (0, 0)))
 

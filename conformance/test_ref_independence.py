@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast, pathlib
 import numpy as np
 import pytest
-from tinygrad import Tensor
 import tinygrad.uop.ops as tg_ops
 from uopcheck import catalog
 from uopcheck.ref import evaluate, load_inputs

@@ -9,7 +9,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def covered(tmp_path_factory):
   out = tmp_path_factory.mktemp("rulecov")
-  r = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "conformance/test_movement.py"), "-q", "-p", "no:warnings", "-k", "float32 and (pad or permute)",
+  r = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "conformance/test_movement.py"), "-q", "-p", "no:warnings", "-k",
+                      "float32 and (pad or permute)",
                       "--rule-cov=symbolic", "--rule-cov-report=term", "--rule-cov-report=json", "--rule-cov-report=html", "--rule-cov-dir", str(out),
                       "-p", "uopcheck.rulecov"], capture_output=True, text=True, cwd=ROOT)
   assert r.returncode == 0, r.stdout[-2000:]
@@ -18,7 +19,8 @@ def covered(tmp_path_factory):
 def test_rule_cov_terminal_table_and_json(covered):
   out, stdout, rep = covered
   assert "uopcheck rule coverage" in stdout and "never fired" in stdout
-  sym = rep["matchers"]["uop.symbolic.symbolic"] if "uop.symbolic.symbolic" in rep["matchers"] else max(rep["matchers"].values(), key=lambda m: m["rules"])
+  sym = rep["matchers"]["uop.symbolic.symbolic"] if "uop.symbolic.symbolic" in rep["matchers"] else max(rep["matchers"].values(),
+                                                                                                        key=lambda m: m["rules"])
   assert sym["rules"] > 10 and 0 < sym["fired"] < sym["rules"]
   fired = [k for k, r in rep["rules"].items() if r["hits"]]
   assert fired and all(k.startswith("uop/") and ":" in k for k in fired)
@@ -36,7 +38,8 @@ def test_rule_cov_html_renders_in_headless_chromium(covered, tmp_path):
   assert "uop/symbolic.py" in dom and "class=\"hit\"" in dom and "class=\"miss\"" in dom   # annotated source, green and red rows
   some = next(k for k in rep["never_fired"] if k.startswith("uop/symbolic.py"))
   assert f">{some.split(':')[1]}</td><td class=\"n\">0</td>" in dom                       # a never-fired rule shows 0 hits on its line
-  index = subprocess.run(["chromium", *flags, "--dump-dom", (out / "html" / "index.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+  index = subprocess.run(["chromium", *flags, "--dump-dom", (out / "html" / "index.html").as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
   assert "uopcheck rule coverage" in index and "uop_symbolic.py.html" in index
   shot = tmp_path / "shot.png"
   subprocess.run(["chromium", *flags, f"--screenshot={shot}", "--window-size=1200,800", page.as_uri()], capture_output=True, timeout=120)
@@ -61,7 +64,8 @@ def test_codegen_rules_of_a_many_kernel_realize_are_counted(tmp_path):
           "Tensor.realize((a.exp() @ a).sum(0), (a + 1).max(1), a.log().sum())")
   def fired(d, **env) -> int:
     d.mkdir()
-    cmd = [sys.executable, "-m", "uopcheck.cli", "coverage", "--dir", str(d), "--report", "json", "--matchers", "codegen", "--", sys.executable, "-c", code]
+    cmd = [sys.executable, "-m", "uopcheck.cli", "coverage", "--dir", str(d), "--report", "json", "--matchers", "codegen", "--", sys.executable,
+           "-c", code]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=d, env={k: v for k, v in {**os.environ, **env}.items() if k != "PARALLEL" or env})
     assert r.returncode == 0, r.stdout + r.stderr
     return sum(1 for v in json.loads((d / "rulecov.report.json").read_text())["rules"].values() if v["hits"])

@@ -4,7 +4,7 @@ import pytest
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
-from uopcheck.spec import OP_TABLE, Stage, SpecError, op_spec, check_typing
+from uopcheck.spec import OP_TABLE, SpecError, op_spec, check_typing
 from uopcheck.spec.weak import lowered_dtype
 
 def test_every_tinygrad_op_is_in_the_table():

@@ -7,7 +7,6 @@ from hypothesis import given, settings, HealthCheck
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
-from uopcheck.spec import SpecError
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.z3model import check_rewrite, check_bounds, Proved, Refuted, Unknown
 from uopcheck.fuzz.symbolic import int_expr, check_expr, load_findings, replay, save_finding, confirm, finding_json, attribute, load_expr, audit

@@ -161,7 +161,8 @@ def test_reproducer_payloads_execute_nothing(tmp_path, capsys):
          "hcq2": False, "ast": {"format": "uopcheck-uop-graph/1", "roots": [0], "nodes": [
            {"op": "SINK", "dtype": "void", "src": [], "arg": {"dataclass": "subprocess.Popen", "fields": {"args": ["touch", str(marker)]}}}]}}
   (tmp_path / "evil.kernel.json").write_text(json.dumps(rec))
-  with pytest.raises(SpecError, match=r"evil.kernel.json: not a uopcheck kernel reproducer.*not allowed"): replay_reproducer(tmp_path / "evil.kernel.json")
+  with pytest.raises(SpecError,
+                     match=r"evil.kernel.json: not a uopcheck kernel reproducer.*not allowed"): replay_reproducer(tmp_path / "evil.kernel.json")
   assert not marker.exists()
 
 def test_data_parallel_over_two_devices_matches_one_device():

@@ -63,7 +63,8 @@ def resolve_args(call:UOp, inputs:tuple[UOp, ...]) -> UOp:
   """The call with each input PARAM replaced by the buffer the JIT would bind to it this time."""
   def res(b:UOp) -> UOp:
     if b.op is Ops.PARAM: return inputs[b.arg.slot]
-    if b.op in (Ops.MSELECT, Ops.SHRINK, Ops.BITCAST) and b.src and b.src[0].op is Ops.PARAM: return b.replace(src=(inputs[b.src[0].arg.slot], *b.src[1:]))
+    if b.op in (Ops.MSELECT, Ops.SHRINK, Ops.BITCAST) and b.src and b.src[0].op is Ops.PARAM: return b.replace(src=(inputs[b.src[0].arg.slot],
+                                                                                                                    *b.src[1:]))
     return b
   return call.replace(src=(call.src[0], *[b if b.is_bound_var else res(b) for b in call.src[1:]]))
 

@@ -15,7 +15,6 @@ import numpy as np
 from tinygrad import Tensor
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
-from tinygrad.dtype import dtypes
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import graph_tolerance

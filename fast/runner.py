@@ -11,7 +11,7 @@ import numpy as np
 from tinygrad import Tensor, Device
 from tinygrad.uop.ops import UOp, Ops, PatternMatcher, UPat, KernelInfo
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import Context, getenv
+from tinygrad.helpers import getenv
 import tinygrad.schedule as tg_schedule
 import tinygrad.engine.realize as tg_realize
 from tinygrad.schedule import create_schedule

@@ -6,7 +6,6 @@ tinygrad compile/link/exec path, so every kernel's inputs are captured exactly a
 from __future__ import annotations
 import contextlib, time
 from dataclasses import dataclass, field
-import numpy as np
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 import tinygrad.tensor as tg_tensor

@@ -49,7 +49,8 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
       return fast.run_fn(lambda: jitted(*[make_input(i, c) for i in desc["inputs"]], *binds), scheduler=scheduler)
     v = _verdict(harness.check(lambda c=c: build_program(desc, c), f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
     if not v.ok:
-      return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({['run', 'capture'][c] if c < 2 else 'replay'}): {v.summary}")
+      call = ['run', 'capture'][c] if c < 2 else 'replay'
+      return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}")
   return GraphVerdict(True)
 
 def _check_with(desc:dict, scheduler) -> GraphVerdict:
@@ -146,7 +147,8 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
   # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
   is_jit = blame.startswith("runtime (TinyJit")
-  what = re.sub(r"\(N(, N)*,?\)", "(N...)", re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else jit_cause(desc, v) if is_jit else norm
+  what = re.sub(r"\(N(, N)*,?\)", "(N...)",
+                re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else jit_cause(desc, v) if is_jit else norm
   sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' and not is_jit else ''}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}

@@ -164,7 +164,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   sched = "self-test-bug" if self_test_bug else scheduler
   def launch(wid:int, offset:int):
     left = max(0.0, (deadline - time.perf_counter()) / 60)
-    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events, profile),
+    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events,
+                                               profile),
                     daemon=True)
     p.start()
     return p
@@ -233,7 +234,8 @@ def write_report(summary:dict, report_dir:str) -> None:
   atomic_write_json(p / "graph_campaign.json", summary)
   lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
            f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
-           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')})" + (" (interrupted)" if summary["interrupted"] else ""),
+           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')})"
+           + (" (interrupted)" if summary["interrupted"] else ""),
            f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
            f"- hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
            f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",

@@ -6,14 +6,14 @@ or reduction on the merged axis), broadcasting binary and ternary ops, reduction
 dtype), reductions over a Variable-bounded prefix, casts (float->int clipped into range: the spec leaves out-of-range
 casts undefined), narrowing int casts whose value is used again beside the wide one, bitcasts of inputs, matmul, cumsum,
 gather, scatter through a permutation (no two writes to one place), setitem, assign to an input, copies between two
-devices, sharding over both (split along an even axis, or replicated), and TinyJit capture and replay. Inputs come from edge distributions too: all negative, all -inf (or the int
+devices, sharding over both (split along an even axis, or replicated), and TinyJit capture and replay.
+Inputs come from edge distributions too: all negative, all -inf (or the int
 minimum), NaN-heavy, dtype extremes, denormals.
 
 Two profiles: ``small`` (<= 6 steps, <= 4,096 elements: fast, for throughput) and ``large`` (<= 40 steps, up to 2M
 elements: loops that are not unrolled, buffers the memory planner must reuse, boundaries on merged axes)."""
 from __future__ import annotations
 from dataclasses import dataclass
-import numpy as np
 from hypothesis import strategies as st
 from uopcheck.fuzz.program import DTYPES, is_float, shift_ids, numel
 
@@ -36,7 +36,8 @@ INPUT_DTYPES = ["float32", "float32", "float16", "bfloat16", "float64", "int32",
 SUM_KEEPS_DTYPE = {"float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "uint64"}
 ITEMSIZE = {d: DTYPES[d].itemsize for d in DTYPES}
 CONSTS = [2, 4, 8, 16, 1, 3, 5, 7, 0, -1, -2, -4, -3, 15, 17, 32, 64, 127, 128, 255, 256]
-KINDS = ["unary", "binary", "binary", "const", "const", "flip", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul", "cumsum", "contiguous",
+KINDS = ["unary", "binary", "binary", "const", "const", "flip", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul",
+         "cumsum", "contiguous",
          "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce", "shard"]
 # what a sharded value (device "shard:AXIS", AXIS -1 when copied to both devices) may go through: tinygrad refuses
 # movement on a sharded axis (pad, flip), so a sharded value only meets elementwise ops, reductions and a copy back
@@ -70,7 +71,8 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
   kinds = ["normal", "normal", "edge", "negative", "neginf", "nan", "extreme", "denormal"]
   def new_input(shp, d, kind=None, device="CPU") -> dict:
     return {"shape": list(shp), "dtype": d, "seed": draw(st.integers(0, 2**16)), "kind": kind or draw(st.sampled_from(kinds)), "device": device}
-  inputs = [new_input(shape, dt, device="CPU:1" if draw(st.sampled_from(_chances(pf.device_chance))) else "CPU") for _ in range(draw(st.integers(1, 2)))]
+  inputs = [new_input(shape, dt, device="CPU:1" if draw(st.sampled_from(_chances(pf.device_chance))) else "CPU") for _ in range(draw(st.integers(1,
+                                                                                                                                                 2)))]
   vals = [(tuple(i["shape"]), i["dtype"], i["device"]) for i in inputs]
   steps: list[list] = []
   assigned: set[int] = set()
@@ -89,7 +91,8 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       ns = tuple(x + p[0] + p[1] for x, p in zip(s, pads))
       return add(["pad", i, pads], ns, d, dev) if fits(ns) else None
     a = draw(st.integers(0, s[ax] - 1)); b = draw(st.integers(a + 1, s[ax]))
-    return add(["shrink", i, [[a, b] if k == ax else [0, x] for k, x in enumerate(s)]], tuple(b - a if k == ax else x for k, x in enumerate(s)), d, dev)
+    return add(["shrink", i, [[a, b] if k == ax else [0, x] for k, x in enumerate(s)]], tuple(b - a if k == ax else x for k, x in enumerate(s)), d,
+               dev)
   def reduce_fn(d) -> str: return draw(st.sampled_from(["sum", "max", "min"] if d in SUM_KEEPS_DTYPE else ["max", "min"]))
 
   for _ in range(draw(st.integers(1, max_steps))):
@@ -99,9 +102,11 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     s, d, dev = vals[i]
     isf = is_float(d)
     if sharded_axis(dev) is not None and kind not in SHARDED_OK: continue
-    if len(s) == 0 and kind in ("reduce", "movement", "flip", "cumsum", "gather", "scatter", "setitem", "symreduce", "merge", "split_reduce"): continue
+    if len(s) == 0 and kind in ("reduce", "movement", "flip", "cumsum", "gather", "scatter", "setitem", "symreduce", "merge",
+                                "split_reduce"): continue
     if kind == "unary":
-      fn = draw(st.sampled_from(["relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid"] if isf else ["neg", "abs", "relu", "square"]))
+      fn = draw(st.sampled_from(["relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid"] if isf else ["neg", "abs",
+                                                                                                                                  "relu", "square"]))
       add(["unary", fn, i], s, d, dev)
     elif kind == "binary":
       j = pick(lambda s2, d2, dev2: d2 == d and dev2 == dev and (s2 == s or s2 == tuple(1 for _ in s)))

@@ -118,7 +118,8 @@ def detect_rules(m, site, work, opts) -> tuple[bool, str]:
   if m.file not in RULE_FILES: return False, "n/a"
   line = check_applies(m)
   code = ("import json\nfrom uopcheck.fuzz.rule_verify import all_rules, verify_rule\nfrom uopcheck.fuzz.rule_report import load_known\n"
-          f"rs = [r for r in all_rules() if r.key.startswith('tinygrad/{m.file}:') and {line - 4} <= int(r.key.split(':')[1].split('#')[0]) <= {line}]\n"
+          f"rs = [r for r in all_rules() if r.key.startswith('tinygrad/{m.file}:')"
+          f" and {line - 4} <= int(r.key.split(':')[1].split('#')[0]) <= {line}]\n"
           "known = load_known()\n"
           "print(json.dumps([r.key for r in rs if verify_rule(r).verdict == 'refuted' and r.key not in known]))")
   rc, out = _run([sys.executable, "-c", code], env_for(site), work, opts.get("rules_timeout", 900))

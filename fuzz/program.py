@@ -148,7 +148,8 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
 FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid", "not"},
        "binary": {"add", "sub", "mul", "max", "min", "lt", "eq", "ne", "xor", "and", "idiv", "mod"},
        "reduce": {"sum", "max", "min"}, "symreduce": {"sum", "max", "min"}, "const": {"add", "mul", "idiv", "mod", "tdiv", "max", "lt"}}
-ID_FIELDS = {"unary": [2], "binary": [2, 3], "const": [2], "where": [1, 2, 3], "reduce": [2], "symreduce": [2], "permute": [1], "reshape": [1], "pad": [1],
+ID_FIELDS = {"unary": [2], "binary": [2, 3], "const": [2], "where": [1, 2, 3], "reduce": [2], "symreduce": [2], "permute": [1], "reshape": [1],
+             "pad": [1],
              "shrink": [1], "flip": [1], "expand": [1], "cast": [1], "bitcast": [1], "matmul": [1, 2], "cumsum": [1], "contiguous": [1],
              "gather": [1], "scatter": [1, 2], "setitem": [1, 2], "assign": [1, 2], "copy": [1], "shard": [1]}
 
@@ -163,13 +164,16 @@ def validate_program(desc:dict) -> None:
   try:
     if not isinstance(desc, dict) or not {"inputs", "steps", "outputs"} <= set(desc): raise ValueError("needs inputs, steps and outputs")
     ins, steps, outs = desc["inputs"], desc["steps"], desc["outputs"]
-    if not (isinstance(ins, list) and isinstance(steps, list) and isinstance(outs, list)) or not ins or not outs: raise ValueError("inputs/steps/outputs must be non-empty lists")
+    if not (isinstance(ins, list) and isinstance(steps, list) and isinstance(outs, list)) or not ins or not outs:
+      raise ValueError("inputs/steps/outputs must be non-empty lists")
     if len(steps) > 500: raise ValueError(f"{len(steps)} steps, more than 500")
-    if type(desc.get("jit", 0)) is not int or not 0 <= desc.get("jit", 0) <= MAX_JIT_CALLS: raise ValueError(f"jit must be an int in 0..{MAX_JIT_CALLS}")
+    if type(desc.get("jit", 0)) is not int or not 0 <= desc.get("jit",
+                                                                0) <= MAX_JIT_CALLS: raise ValueError(f"jit must be an int in 0..{MAX_JIT_CALLS}")
     for i in ins:
       if not isinstance(i, dict) or not isinstance(i.get("shape"), list) or type(i.get("seed")) is not int or i.get("dtype") not in DTYPES:
         raise ValueError(f"bad input {str(i)[:80]}")
-      if i.get("kind", "normal") not in INPUT_KINDS or i.get("device", "CPU") not in DEVICES: raise ValueError(f"bad input kind or device {str(i)[:80]}")
+      if i.get("kind", "normal") not in INPUT_KINDS or i.get("device",
+                                                             "CPU") not in DEVICES: raise ValueError(f"bad input kind or device {str(i)[:80]}")
       if not all(type(x) is int and x >= 1 for x in i["shape"]) or len(i["shape"]) > 6 or numel(i["shape"]) > MAX_ELEMENTS:
         raise ValueError(f"input shape {i['shape'][:8]} is not at most 6 positive ints with at most {MAX_ELEMENTS} elements")
     n = len(ins)
@@ -183,7 +187,8 @@ def validate_program(desc:dict) -> None:
       if st_[0] == "const" and (len(st_) < 4 or type(st_[3]) not in (int, float) or (st_[1] in ("idiv", "mod", "tdiv") and st_[3] in (0, -1))):
         raise ValueError(f"step {k} (const): the constant must be a number, and no divisor 0 or -1")
       if st_[0] == "const" and type(st_[3]) is int and not -2**63 <= st_[3] < 2**64: raise ValueError(f"step {k} (const): constant out of range")
-      if st_[0] == "shard" and (len(st_) < 3 or type(st_[2]) is not int or not -1 <= st_[2] < 6): raise ValueError(f"step {k} (shard): axis must be -1..5")
+      if st_[0] == "shard" and (len(st_) < 3 or type(st_[2]) is not int or not -1 <= st_[2] < 6):
+        raise ValueError(f"step {k} (shard): axis must be -1..5")
       if st_[0] == "assign" and st_[1] >= len(ins): raise ValueError(f"step {k}: assign target {st_[1]} is not an input")
       if st_[0] in ("gather", "scatter", "setitem", "symreduce") and not all(type(x) is int for x in st_[2 if st_[0] != "symreduce" else 3:]):
         raise ValueError(f"step {k} ({st_[0]}): non-integer argument")

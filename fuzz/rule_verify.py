@@ -332,7 +332,8 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
       if flipped not in seen:
         seen.add(flipped)
         if out.paths + len(todo) >= budget or not queries.take():
-          undecided, out.why = True, out.why or f"budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} units per rule)"
+          undecided = True
+          out.why = out.why or f"budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} units per rule)"
         else:
           solver.push()
           solver.add(z3.Not(taken))

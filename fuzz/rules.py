@@ -6,11 +6,11 @@ each rewrite it makes with ``spec.z3model.check_rewrite``. ``blame_rule`` replay
 application at a time and returns the first step that is not a refinement."""
 from __future__ import annotations
 import itertools, random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, upat_interpret
 from tinygrad.dtype import DType, dtypes
-from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
+from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 
 INT_DTS = [dtypes.weakint, dtypes.weakint, dtypes.int32, dtypes.uint32, dtypes.int8, dtypes.int64, dtypes.uint8]
@@ -20,7 +20,7 @@ def rule_id(p:UPat) -> str:
   return f"{f.split('tinygrad/')[-1]}:{line}"
 
 def matchers() -> dict[str, PatternMatcher]:
-  from tinygrad.uop.symbolic import symbolic, symbolic_simple, commutative
+  from tinygrad.uop.symbolic import symbolic
   from tinygrad.uop.divandmod import div_and_mod_symbolic
   return {"symbolic": symbolic, "divandmod": div_and_mod_symbolic}
 

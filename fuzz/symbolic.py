@@ -8,13 +8,13 @@ hypothesis; the minimal one is attributed to the rule application that breaks re
 plus the normalized form of the node it rewrote) and saved as data (``spec.uop_json``: parsed, never executed) unless
 the shipped corpus already knows that signature."""
 from __future__ import annotations
-import json, os, pathlib, time
+import os, pathlib, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes
-from uopcheck.spec.z3model import check_rewrite, Proved, Refuted, Unknown
+from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
@@ -216,7 +216,8 @@ class CampaignStats:
 
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
-    return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline, {self.seeds} kernel index seeds): proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
+    return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline, {self.seeds} kernel index seeds): "
+            f"proved {self.proved}, refuted {self.refuted}, unknown {self.unknown}, "
             f"unchanged by simplify {self.unchanged}; new findings {len(self.findings)}, known {len(self.known)}, "
             f"uopcheck-internal {len(self.internal)}")
 
@@ -315,7 +316,8 @@ def _validate(d:dict) -> None:
   for k in ("expr", "simplified", "reason", "reading", "signature"):
     if k not in d: raise ValueError(f"missing field {k!r}")
   OverflowReading(d["reading"])
-  e, s = load_expr(d, "expr"), load_expr(d, "simplified")
+  e = load_expr(d, "expr")
+  load_expr(d, "simplified")   # must parse too
   if not (dtypes.is_int(e.dtype) or e.dtype == dtypes.bool): raise ValueError(f"expr has dtype {e.dtype}, not an integer expression")
   if len(e.toposort()) > 500: raise ValueError("expr has more than 500 nodes")
 

@@ -238,7 +238,3 @@ def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
     if m.op is Ops.MUL and len(m.src) == 2 and m.dtype == u.dtype and consumers.get(m, 0) == 1:
       fused.add(u); deferred.add(m)
   return fused, deferred
-
-def run_kernel(ast:UOp, bufs:dict[int, BufferState], name:str="kernel", var_vals:dict[str, int]|None=None) -> dict[int, BufferState]:
-  """Run kernel ``ast`` on ``bufs`` (PARAM slot -> state) and return the new states."""
-  return KernelInterpreter(ast, name, var_vals).run(bufs)

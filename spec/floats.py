@@ -33,8 +33,6 @@ EPS = {dtypes.float16: 2.0**-10, dtypes.bfloat16: 2.0**-7, dtypes.float32: 2.0**
 TINY = {dtypes.float16: 2.0**-14, dtypes.bfloat16: 2.0**-126, dtypes.float32: 2.0**-126, dtypes.float64: 2.0**-1022,
         dtypes.weakfloat: 2.0**-126, **{f: 2.0**-6 for f in dtypes.fp8s}}
 
-EXACTLY_ROUNDED = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.SQRT, Ops.RECIPROCAL, Ops.NEG, Ops.TRUNC, Ops.MAX, Ops.MULACC,
-                   Ops.CAST, Ops.WHERE}
 TRANSCENDENTAL = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.POW}
 
 def op_tolerance(op:Ops, dt:DType) -> Tolerance:

@@ -4,7 +4,7 @@ Each entry says where the op may appear (tensor graph, kernel AST, program), its
 text and as an executable check), and its value semantics, or why it is outside uopcheck's
 scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this table doesn't name."""
 from __future__ import annotations
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 from tinygrad.uop import Ops, GroupOp

@@ -3,7 +3,7 @@
 ``verify(graph, stage)`` runs the matcher for that stage over every UOp and raises ``SpecError``
 naming the first UOp that no rule accepts, its position, and the stage's spec."""
 from __future__ import annotations
-from tinygrad.uop.ops import UOp, Ops
+from tinygrad.uop.ops import UOp
 from tinygrad.helpers import Context
 from uopcheck.spec.errors import SpecError
 

@@ -20,7 +20,7 @@ The reference evaluates weakint exactly (int64; a lane leaving int64 is reported
 undefined) and weakfloat in float64, so "simplify, then lower" and "lower, then run" can be
 compared against mathematics."""
 from __future__ import annotations
-from tinygrad.dtype import DType, dtypes, least_upper_dtype
+from tinygrad.dtype import DType, dtypes
 
 def lowered_dtype(weak:DType, vmin:int|float, vmax:int|float) -> DType:
   """The concrete dtype tinygrad lowers a weak node to, from its value range (uop/weak.py default_dtype)."""
@@ -28,6 +28,3 @@ def lowered_dtype(weak:DType, vmin:int|float, vmax:int|float) -> DType:
   if weak == dtypes.weakint: return dtypes.int64 if (vmin < dtypes.int32.min or vmax > dtypes.int32.max) else dtypes.int32
   return weak
 
-def commit_dtype(*dts:DType) -> DType:
-  """The dtype a set of operands computes at: the least upper bound in tinygrad's promotion lattice."""
-  return least_upper_dtype(*dts)

@@ -107,7 +107,8 @@ class Z3Model:
       if self.is_bv(dt):
         if dt == dtypes.weakint and (z3.is_int(t) or t.size() > self.bits(dt)):   # a weak symbol must fit weak_bits (exactness)
           lim = 1 << (self.bits(dt) - 1)
-          self.exact.append(z3.And(t >= -lim, t < lim) if z3.is_int(t) else z3.SignExt(t.size() - self.bits(dt), z3.Extract(self.bits(dt) - 1, 0, t)) == t)
+          self.exact.append(z3.And(t >= -lim, t < lim) if z3.is_int(t) else z3.SignExt(t.size() - self.bits(dt), z3.Extract(self.bits(dt) - 1, 0,
+                                                                                                                            t)) == t)
         return z3.Extract(self.bits(dt) - 1, 0, t) if z3.is_bv(t) else z3.Int2BV(t, self.bits(dt))
       if dt == dtypes.weakint: return z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t
       if self.is_int(dt): return self.wrap(z3.BV2Int(t, is_signed=True) if z3.is_bv(t) else t, dt)
@@ -118,7 +119,9 @@ class Z3Model:
         self.exact.append(z3.BoolVal(False, self.ctx))   # a weak constant past weak_bits: the model would wrap it
       return z3.BitVecVal(int(v) % (1 << self.bits(dt)), self.bits(dt), self.ctx)
     if dt == dtypes.weakint: return z3.IntVal(int(v), self.ctx)
-    if self.is_int(dt): return z3.IntVal(int(v) % (1 << dt.bitsize) - ((1 << dt.bitsize) if _signed(dt) and int(v) % (1 << dt.bitsize) >= 1 << (dt.bitsize - 1) else 0), self.ctx)
+    if self.is_int(dt):
+      low = int(v) % (1 << dt.bitsize)
+      return z3.IntVal(low - ((1 << dt.bitsize) if _signed(dt) and low >= 1 << (dt.bitsize - 1) else 0), self.ctx)
     raise Unsupported(f"no z3 sort for {dt}")
 
   def var(self, name:str, dt:DType, lo:int, hi:int):
@@ -389,7 +392,8 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
     av, ad = m.translate(after)
   except Unsupported as e: return Unknown(str(e))
   except z3.Z3Exception as e: return Unknown(f"z3 model could not express it: {e}")
-  if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}): return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
+  if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}):
+    return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
   if (why := _inexact(m, n_exact, assume, rlimit, timeout_ms, on_check)): return Unknown(why)
   query = [*m.bounds, *m.links, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
   s = solver_for(query, m.ctx)

@@ -33,7 +33,8 @@ def write_indexed_dataset(prefix:str|pathlib.Path, documents:list[list[np.ndarra
     if info is not None and s.size and (s.min() < info.min or s.max() > info.max):
       raise DatasetError(f"{prefix}.bin: token {int(s.max())} does not fit the dataset dtype {np.dtype(dtype).name}")
   lengths = np.array([s.size for s in seqs], dtype=np.int32)
-  pointers = np.concatenate([[0], np.cumsum(lengths.astype(np.int64) * np.dtype(dtype).itemsize)[:-1]]).astype(np.int64) if seqs else np.zeros(0, np.int64)
+  pointers = np.concatenate([[0],
+                             np.cumsum(lengths.astype(np.int64) * np.dtype(dtype).itemsize)[:-1]]).astype(np.int64) if seqs else np.zeros(0, np.int64)
   doc_idx = np.concatenate([[0], np.cumsum([len(d) for d in documents])]).astype(np.int64)
   bin_path, idx_path = prefix.with_name(prefix.name + ".bin"), prefix.with_name(prefix.name + ".idx")
   with open(bin_path, "wb") as f:
@@ -63,13 +64,15 @@ class IndexedDataset:
     self.dtype = np.dtype(DTYPE_CODES[code])
     n, d = struct.unpack_from("<QQ", raw, 18)
     need = head + 4 * n + 8 * n + 8 * d
-    if len(raw) < need: raise DatasetError(f"{self.idx_path}: truncated: {n} sequences and {d} document indices need {need} bytes, file has {len(raw)}")
+    if len(raw) < need:
+      raise DatasetError(f"{self.idx_path}: truncated: {n} sequences and {d} document indices need {need} bytes, file has {len(raw)}")
     self.lengths = np.frombuffer(raw, np.int32, n, head)
     self.pointers = np.frombuffer(raw, np.int64, n, head + 4 * n)
     self.doc_idx = np.frombuffer(raw, np.int64, d, head + 12 * n)
     nbytes = self.bin_path.stat().st_size
-    if n and int(self.pointers[-1]) + int(self.lengths[-1]) * self.dtype.itemsize > nbytes:
-      raise DatasetError(f"{self.bin_path}: truncated: the index points to byte {int(self.pointers[-1]) + int(self.lengths[-1]) * self.dtype.itemsize}, "
+    end = int(self.pointers[-1]) + int(self.lengths[-1]) * self.dtype.itemsize if n else 0
+    if n and end > nbytes:
+      raise DatasetError(f"{self.bin_path}: truncated: the index points to byte {end}, "
                          f"the file has {nbytes}")
     if d and (self.doc_idx[0] != 0 or self.doc_idx[-1] != n or np.any(np.diff(self.doc_idx) < 0)):
       raise DatasetError(f"{self.idx_path}: document indices must rise from 0 to the sequence count {n}")
@@ -143,7 +146,8 @@ class SyntheticTokens(TokenBatches):
   learnable, so a loss curve still means something, but not text."""
   label = "SYNTHETIC"
   def __init__(self, vocab_size:int, seq_len:int, batch_size:int, grad_accum:int=1, seed:int=0):
-    self.vocab_size, self.seq_len, self.batch_size, self.grad_accum, self.seed, self.source = vocab_size, seq_len, batch_size, grad_accum, seed, "synthetic"
+    self.vocab_size, self.seq_len, self.batch_size, self.grad_accum = vocab_size, seq_len, batch_size, grad_accum
+    self.seed, self.source = seed, "synthetic"
 
   def batch(self, step:int) -> np.ndarray:
     rng = np.random.default_rng([self.seed, step & 0xFFFFFFFF, int(step < 0)])

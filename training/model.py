@@ -6,7 +6,7 @@ the kernels a tinygrad user's Llama run would make."""
 from __future__ import annotations
 from dataclasses import dataclass, asdict, replace
 import numpy as np
-from tinygrad import Tensor, nn, dtypes
+from tinygrad import Tensor, nn
 
 @dataclass(frozen=True)
 class LlamaConfig:

@@ -156,7 +156,7 @@ def _cmd_findings(args) -> int:
   return 0
 
 def _cmd_coverage(args) -> int:
-  import pathlib, shutil
+  import pathlib
   from uopcheck import rulecov
   cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
   if not cmd:

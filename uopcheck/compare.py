@@ -6,7 +6,7 @@ a second, warm run (kernels already compiled) for the cost: kernels launched, ti
 bytes moved (``GlobalCounters``: the ``Estimates`` of every kernel run), compile time (tinygrad's ``lower_and_compile``
 on the first run, with its compiled-binary cache off) and the warm run's wall time. Written as a table, JSON and a plot."""
 from __future__ import annotations
-import json, pathlib, time
+import pathlib, time
 from dataclasses import dataclass, asdict, field
 from typing import Callable
 from tinygrad.helpers import GlobalCounters, Context
@@ -58,7 +58,8 @@ def cases(graphs:list[str]|None, corpus:str|None, fuzz:int, seed:int, profile:st
   """(name, source, build) for every case asked for."""
   out: list[tuple[str, str, Callable]] = []
   names = list(catalog.REAL_GRAPHS) if graphs is None else graphs
-  if unknown := [n for n in names if n not in catalog.REAL_GRAPHS]: raise SpecError(f"unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}")
+  if unknown := [n for n in names if n not in catalog.REAL_GRAPHS]:
+    raise SpecError(f"unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}")
   out += [(n, "real-graph", catalog.REAL_GRAPHS[n]) for n in names]
   from uopcheck.fuzz.graph import build_program, load_graph_findings
   from uopcheck.fuzz.program import without_jit

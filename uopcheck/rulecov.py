@@ -128,13 +128,10 @@ def write_html(rep:dict, out_dir:str|os.PathLike) -> pathlib.Path:
   mrows = "".join(f"<tr><td>{html.escape(k)}</td><td>{m['rules']}</td><td>{m['fired']}</td><td>{m['percent']}%</td></tr>"
                   for k, m in sorted(rep["matchers"].items()))
   (out / "index.html").write_text(f"<html><head><meta charset='utf-8'><title>uopcheck rule coverage</title>{style}</head><body>"
-                                  f"<h1>uopcheck rule coverage</h1><h2>matchers</h2><table><tr><th>matcher</th><th>rules</th><th>fired</th><th>%</th></tr>{mrows}</table>"
+                                  f"<h1>uopcheck rule coverage</h1><h2>matchers</h2>"
+                                  f"<table><tr><th>matcher</th><th>rules</th><th>fired</th><th>%</th></tr>{mrows}</table>"
                                   f"<h2>files</h2><table><tr><th>file</th><th>rules</th><th>fired</th><th>%</th></tr>{''.join(rows)}</table></body></html>")
   return out / "index.html"
-
-def rules_hit_only_by(rep:dict, rid:str) -> list[str]:
-  """The tests that exercised a rule (the 'rules hit only by' view)."""
-  return rep["rules"][rid]["tests"]
 
 # ** pytest plugin **
 
