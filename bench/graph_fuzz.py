@@ -5,6 +5,8 @@ the first pass compiles (cold), the second finds tinygrad's compile caches warm.
 the reported rate is what a 2-worker campaign gets. The last row is the ``large`` profile (``--profile large``).
 Target: >= 200 cases/min for <= 6 ops and <= 4k elements, warm."""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import multiprocessing as mp, sys, time
 
 def _run(args):

@@ -3,12 +3,14 @@
 Throughput is work elements per second (output elements x reduction length) on a matmul and a reduction.
 Overhead is (check_per_kernel wall) / (fast.run wall) on the same graph with warm compile caches, in one run."""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import time
 import numpy as np
 import uopcheck  # noqa: F401
 from tinygrad import Tensor
 from uopcheck import fast
-from uopcheck.fast.kernel_check import check_per_kernel
+from uopcheck.check.kernel import check_per_kernel
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 
 def best(f, reps=3):
@@ -34,7 +36,7 @@ def throughput():
 
 def overhead():
   print(f"\n{'graph':20s} {'fast.run ms':>12s} {'per-kernel ms':>14s} {'overhead':>9s}")
-  from uopcheck import catalog
+  from uopcheck.check import catalog
   for name in ("matmul", "softmax", "layernorm", "attention", "llama_block"):
     build = catalog.REAL_GRAPHS[name]
     fast.run(build(), check_spec=False); check_per_kernel(build, name)  # warm caches

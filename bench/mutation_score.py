@@ -5,6 +5,8 @@ subset, in that order, stopping at the first detector that catches each mutant. 
 mutants caught / live mutants) and how many each detector caught first -- the baseline being ``check`` alone, measured
 in the same run. Usage: python bench/mutation_score.py [GRAPH_MINUTES] [MUTANT_ID ...]"""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import collections, json, pathlib, sys, time
 
 def main(graph_minutes:float=1.0, ids:list[str]|None=None):

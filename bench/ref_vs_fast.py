@@ -5,6 +5,8 @@ For a few graphs and sizes prints: ref time, fast-path time with compile (first 
 ref >= 100x faster than DEV=PYTHON on the same graph; ref <= 2x the fast path's wall time on graphs of
 >= 1M elements."""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import sys, time
 import numpy as np
 import uopcheck  # noqa: F401  (sets HCQ2/CC before tinygrad loads)

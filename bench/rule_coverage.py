@@ -1,5 +1,7 @@
 """Benchmark: rule-coverage collection overhead, as (pytest with --rule-cov) / (pytest without), on the same tests, one run."""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import pathlib, subprocess, sys, tempfile, time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -6,6 +6,8 @@ checks up to N random instances), so its "decided" column counts only its refuta
 
 Usage: python bench/rule_verify.py [WORKERS] [INSTANCES]"""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import sys, time
 from uopcheck.spec.ints import OverflowReading
 

@@ -5,6 +5,8 @@ Expressions are generated the way tinygrad's test/external/fuzz_symbolic.py does
 constant, binary + * max min, WHERE on comparisons. Each e is checked against e.simplify() by both, in the same run,
 on the same expressions; the rates and their ratio are printed (target: >= 1.0x the peer's rate)."""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import random, sys, time
 import z3
 import uopcheck  # noqa: F401

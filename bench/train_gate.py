@@ -7,6 +7,8 @@ check of every call, TinyJit's replay and the byte compare), warm caches; its ph
 
   python bench/train_gate.py [--config tiny] [--layers N] [--reps 3]"""
 from __future__ import annotations
+from uopcheck.settings import apply_environment
+apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
 import argparse, statistics, time
 import numpy as np
 import uopcheck  # noqa: F401

@@ -2,7 +2,9 @@
 from __future__ import annotations
 import functools, json, os, pathlib
 import pytest
-from tinygrad import Tensor, dtypes
+from uopcheck.settings import apply_environment
+apply_environment()   # before tinygrad is imported: HCQ2 and CC as the CLI sets them
+from tinygrad import Tensor, dtypes  # noqa: E402
 
 _RESULTS: list = []
 

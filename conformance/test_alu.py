@@ -7,7 +7,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
-from uopcheck import harness
+from uopcheck.check import harness
 from uopcheck.spec import op_tolerance, OP_TABLE, Stage
 from uopcheck.spec.floats import pow_tolerance
 from conformance.edge_values import INTS, FLOATS, edges, make, pairs

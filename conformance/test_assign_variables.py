@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad import Tensor, Variable
-from uopcheck import harness
+from uopcheck.check import harness
 
 def _base():
   return Tensor(np.arange(24, dtype=np.float32).reshape(4, 6)).contiguous().realize()

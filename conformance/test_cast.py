@@ -6,7 +6,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
-from uopcheck import harness
+from uopcheck.check import harness
 from uopcheck.spec import op_tolerance
 from conformance.edge_values import INTS, FLOATS, edges, make
 from conformance.conftest import require_dtype

@@ -6,7 +6,8 @@ import pytest
 from tinygrad import Tensor
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, PatternMatcher, UPat, graph_rewrite
-from uopcheck import fast, harness, catalog
+from uopcheck import fast
+from uopcheck.check import harness, catalog
 from uopcheck.spec import SpecError
 from uopcheck.spec.structural import verify
 

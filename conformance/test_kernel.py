@@ -5,9 +5,10 @@ import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UPat, PatternMatcher
-from uopcheck import catalog, fast
+from uopcheck import fast
+from uopcheck.check import catalog
 from uopcheck.spec import SpecError
-from uopcheck.fast.kernel_check import check_per_kernel
+from uopcheck.check.kernel import check_per_kernel
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 
 @pytest.mark.parametrize("name", list(catalog.REAL_GRAPHS))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp
-from uopcheck import harness
+from uopcheck.check import harness
 from uopcheck.spec import op_tolerance
 from conformance.edge_values import make
 from conformance.known_findings import FINDINGS

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tinygrad import Tensor
-from uopcheck import harness
+from uopcheck.check import harness
 from uopcheck.spec import Tolerance
 
 def _base(shape=(3, 4, 5), dtype=np.float32, seed=0):

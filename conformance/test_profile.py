@@ -1,10 +1,11 @@
-"""HCQ2 profiling on CPU-HCQ2: a consistent profile (amd/profile.py), and DEBUG=2 timing still printed per kernel."""
+"""HCQ2 profiling on CPU-HCQ2: a consistent profile (uopcheck/check/profile.py), and DEBUG=2 timing still printed per kernel."""
 from __future__ import annotations
 import contextlib, io, re
 import pytest
 from tinygrad.helpers import Context
-from uopcheck import catalog, fast
-from uopcheck.amd.profile import check_profile
+from uopcheck import fast
+from uopcheck.check import catalog
+from uopcheck.check.profile import check_profile
 
 @pytest.mark.parametrize("name", ["softmax", "attention", "llama_block"])
 def test_profile_is_consistent_on_cpu_hcq2(name):

@@ -2,7 +2,7 @@
 forward and backward): ref vs fast through tinygrad's real scheduler, codegen and HCQ2 runtime."""
 from __future__ import annotations
 import pytest
-from uopcheck import harness, catalog
+from uopcheck.check import harness, catalog
 
 @pytest.mark.parametrize("name", list(catalog.REAL_GRAPHS))
 def test_real_graph(name, conformance_log):

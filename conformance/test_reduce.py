@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 from tinygrad import Tensor
-from uopcheck import harness
+from uopcheck.check import harness
 
 SUBSETS = [s for n in range(0, 4) for s in itertools.combinations(range(3), n)]
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import numpy as np
 import pytest
-from uopcheck import catalog
+from uopcheck.check import catalog
 from uopcheck.ref import tensor_interp, evaluate, load_inputs
 
 @pytest.mark.parametrize("name", ["matmul", "conv2d", "attention", "gelu_mlp", "llama_block"])

@@ -5,7 +5,7 @@ import ast, pathlib
 import numpy as np
 import pytest
 import tinygrad.uop.ops as tg_ops
-from uopcheck import catalog
+from uopcheck.check import catalog
 from uopcheck.ref import evaluate, load_inputs
 
 REF_DIRS = [pathlib.Path(__file__).resolve().parent.parent / d for d in ("ref", "spec")]

@@ -7,7 +7,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, AxisType
-from uopcheck import harness
+from uopcheck.check import harness
 from uopcheck.ref import evaluate
 from uopcheck.spec import SpecError
 

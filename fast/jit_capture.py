@@ -47,13 +47,17 @@ def _recording_jit_lower(linear:UOp, held_bufs:set[UOp], input_uops:list[UOp]) -
   rec.captures.append(JitCapture(list(before.src), list(after.src), len(input_uops)))
   return out
 
-# jit.py looks jit_lower up at call time (a plain module function, not a PatternMatcher rule), so one wrapper installed at
-# import serves every recorder; with none active it is the original.
-tg_jit.jit_lower = _recording_jit_lower
+def install_hooks() -> None:
+  """jit.py looks jit_lower up at call time (a plain module function, not a PatternMatcher rule), so one wrapper, installed
+  by the first recording, serves every recorder; with none active it is the original. Compiles are read through the
+  runner's hook."""
+  runner.install_hooks()
+  tg_jit.jit_lower = _recording_jit_lower
 
 @contextlib.contextmanager
 def recording_jit(rec:JitRecorder|None=None):
   """Record every TinyJit capture made inside the block."""
+  install_hooks()
   rec = rec if rec is not None else JitRecorder()
   _RECORDERS.append(rec)
   try: yield rec

@@ -80,12 +80,13 @@ def hcq2_mode(enabled:bool):
     else: os.environ["HCQ2"] = old_env
     getenv.cache_clear()
 
-# tinygrad's PatternMatcher compiles each rule's function with a *copy* of the globals it names (UPAT_COMPILE,
-# uop/ops.py deconstruct_function), so rebinding a module function after its matcher first ran has no effect.
-# uopcheck therefore installs its hooks once, at import, and switches them through this shared mutable state.
+# The hooks are installed by an explicit call (``install_hooks``; every capture makes it) and switched through this shared
+# mutable state. tinygrad looks up both names it replaces as module globals at call time (``schedule.pm_schedule`` in
+# create_schedule, ``realize.lower_and_compile`` in run_linear), so installing them late is enough.
 _STATE: dict = {"result": None, "scheduler": None, "compile_log": None, "on_compiled": None}
 _orig_lower_sink_to_linear = tg_schedule.lower_sink_to_linear
 _orig_lower_and_compile = tg_realize.lower_and_compile
+_orig_pm_schedule = tg_schedule.pm_schedule
 
 def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
   if _STATE["result"] is None: return _orig_lower_sink_to_linear(function)
@@ -114,13 +115,34 @@ def _hooked_lower_and_compile(linear:UOp) -> UOp:
   if (hook := _STATE["on_compiled"]) is not None: hook([_program_name_source(prg) for _, prg in programs])
   return out
 
-tg_schedule.pm_schedule = PatternMatcher([(UPat(Ops.SINK, name="function"), _hooked_lower_sink_to_linear)])
-tg_realize.lower_and_compile = _hooked_lower_and_compile
+_PM_SCHEDULE_HOOKED = PatternMatcher([(UPat(Ops.SINK, name="function"), _hooked_lower_sink_to_linear)])
+
+def install_hooks() -> None:
+  """Route tinygrad's scheduling and compiling through uopcheck's capture (idempotent). With no capture active the hooks
+  call tinygrad's own functions, so an installed hook changes nothing until a capture starts; ``uninstall_hooks`` puts
+  tinygrad's own back."""
+  tg_schedule.pm_schedule = _PM_SCHEDULE_HOOKED
+  tg_realize.lower_and_compile = _hooked_lower_and_compile
+
+def uninstall_hooks() -> None:
+  if any(v is not None for v in _STATE.values()): raise SpecError("cannot uninstall uopcheck's tinygrad hooks while a capture is active")
+  tg_schedule.pm_schedule, tg_realize.lower_and_compile = _orig_pm_schedule, _orig_lower_and_compile
+
+def hooks_installed() -> bool: return tg_realize.lower_and_compile is _hooked_lower_and_compile
+
+@contextlib.contextmanager
+def on_compiled(hook:Callable[[list[tuple[str, str]]], None]):
+  """Call ``hook`` with (name, source) of every program tinygrad compiles inside the block (before it runs)."""
+  install_hooks()
+  _STATE["on_compiled"] = hook
+  try: yield
+  finally: _STATE["on_compiled"] = None
 
 @contextlib.contextmanager
 def capture(result:FastResult, scheduler:Callable):
   """Record each stage into ``result`` while realizing, with ``scheduler`` in place of rangeify's get_kernel_graph."""
   if _STATE["result"] is not None: raise SpecError("fast.run is not re-entrant: a capture is already active")
+  install_hooks()
   _STATE["result"], _STATE["scheduler"] = result, scheduler
   try: yield
   finally: _STATE["result"], _STATE["scheduler"] = None, None

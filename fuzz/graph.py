@@ -37,7 +37,8 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
   """Every call of the program through one TinyJit (call 0 runs, 1 captures, 2+ replay), each against the reference on
   that call's inputs; symreduce Variables are passed bound, with another value each call."""
   from tinygrad import TinyJit, Variable
-  from uopcheck import harness, fast
+  from uopcheck import fast
+  from uopcheck.check import harness
   n_in = len(desc["inputs"])
   sizes: dict[int, int] = {}
   build_from(desc, [make_input(i) for i in desc["inputs"]], var_sizes=sizes)   # each symreduce's axis size (lazy: nothing runs)
@@ -55,7 +56,7 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
 
 def _check_with(desc:dict, scheduler) -> GraphVerdict:
   """One scheduler's verdict; tinygrad raising on a valid program is a ``crash`` verdict of that scheduler."""
-  from uopcheck import harness
+  from uopcheck.check import harness
   try:
     if desc.get("jit"): return _check_jit(desc, scheduler)
     return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
@@ -121,7 +122,7 @@ FLAKY = "flaky (passes on re-check)"
 def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   """Which layer is wrong, decided on the shrunk case: a TinyJit failure whose plain run agrees is the JIT's (runtime);
   otherwise the per-kernel check (scheduler / codegen / runtime) with the scheduler that is wrong."""
-  from uopcheck.fast.kernel_check import check_per_kernel
+  from uopcheck.check.kernel import check_per_kernel
   sched = candidate if v.wrong == "candidate" else scheduler
   plain = without_jit(desc)
   if desc.get("jit") and "TinyJit call" in v.summary:

@@ -66,7 +66,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature."""
-  from uopcheck.fast.runner import _STATE
+  from uopcheck.fast.runner import on_compiled
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
@@ -82,11 +82,10 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   def run_case(desc) -> GraphVerdict:
     case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
     atomic_write_json(current, case)
-    _STATE["on_compiled"] = compiled
-    try: return check_program(desc, scheduler=scheduler, candidate=candidate)
+    try:
+      with on_compiled(compiled): return check_program(desc, scheduler=scheduler, candidate=candidate)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
       return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
-    finally: _STATE["on_compiled"] = None
   def check_one(desc):
     # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
     # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)

@@ -30,7 +30,7 @@ def index_exprs(ast:UOp) -> list[UOp]:
 
 def harvest(graphs:list[str]|None=None) -> list[UOp]:
   """Unique index expressions from the kernels of the real graphs (all of the catalog when ``graphs`` is None)."""
-  from uopcheck.catalog import REAL_GRAPHS
+  from uopcheck.check.catalog import REAL_GRAPHS
   from uopcheck import fast
   seen: dict[str, UOp] = {}
   for name in graphs or sorted(REAL_GRAPHS):

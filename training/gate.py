@@ -34,7 +34,7 @@ from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter
 from uopcheck.fast.runner import hcq2_mode, hcq2_active
 from uopcheck.fast.stepper import Step, snapshot, restore, run_call
-from uopcheck.fast.kernel_check import check_kernel_step, kernel_tolerance
+from uopcheck.check.kernel import check_kernel_step, tolerance_for
 from uopcheck.fast.jit_capture import JitCapture, recording_jit, step_captured, jit_inputs
 
 @dataclass
@@ -138,7 +138,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float,
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
   for slot in _stored_slots(ast):
     a = args[slot]
-    tol = kernel_tolerance(ast, a.buffer.dtype)
+    tol = tolerance_for(ast, a.buffer.dtype)
     c = compare(_values(a, cpu_after[slot]), _values(a, step.after[slot]), a.buffer.dtype, tol, ref_out[slot].undefined)
     cpu_err = max(cpu_err, c.max_abs_err)
     if not c.ok and cpu_ok: cpu_ok, detail = False, f"buffer {slot} vs CPU at {c.first_index}: cpu={c.ref_value!r} device={c.fast_value!r}"

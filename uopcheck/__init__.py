@@ -1,21 +1,12 @@
 """uopcheck: the test-and-verification harness for tinygrad's UOp compiler.
 
-Importing any ``uopcheck.*`` module first runs this file. tinygrad reads ``HCQ2`` once, when
-``tinygrad.engine.realize`` is imported (``helpers.getenv`` is cached), so the default fast path
-(HCQ2 on CPU) must be chosen here, before tinygrad is imported. ``HCQ2=0`` in the environment
-selects the plain path for the whole process; ``uopcheck.fast.hcq2_mode`` switches per run.
+Importing uopcheck changes nothing in tinygrad or the environment: the settings it prefers (``HCQ2=1``, a clang that
+builds bfloat16) are applied by ``uopcheck.settings.apply_environment()``, which the CLI and the test suite call, and
+the capture hooks are installed by the first capture (``uopcheck.fast.runner.install_hooks``). The one exception is
+opt-in by environment: a process started under ``uopcheck coverage`` (``UOPCHECK_RULECOV_DIR`` set) records rule
+coverage from its first import.
 """
-import os, shutil
-
-os.environ.setdefault("HCQ2", "1")
-
-# tinygrad's CPU backend runs ``$CC`` (default ``clang``). Debian 12's clang 14 rejects ``__bf16`` arithmetic,
-# so when the user hasn't chosen a compiler, prefer the newest versioned clang the set-up installed.
-if "CC" not in os.environ:
-  for _cc in ("clang-20", "clang-19", "clang-18", "clang-17"):
-    if shutil.which(_cc):
-      os.environ["CC"] = _cc
-      break
+import os
 
 # a process started under `uopcheck coverage` (or a campaign worker of one) records rule coverage and leaves its data at exit
 if os.environ.get("UOPCHECK_RULECOV_DIR"):

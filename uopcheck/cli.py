@@ -19,7 +19,7 @@ import argparse, json, os, pathlib, subprocess, sys
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
 
 def _cmd_check(args) -> int:
-  from uopcheck import catalog, harness
+  from uopcheck.check import catalog, harness
   names = args.names or list(catalog.REAL_GRAPHS)
   unknown = [n for n in names if n not in catalog.REAL_GRAPHS]
   if unknown:
@@ -44,8 +44,8 @@ def _cmd_check(args) -> int:
   return exit_code(new=failed - internal, internal=internal)
 
 def _per_kernel(args, names) -> int:
-  from uopcheck import catalog
-  from uopcheck.fast.kernel_check import check_per_kernel
+  from uopcheck.check import catalog
+  from uopcheck.check.kernel import check_per_kernel
   failed = internal = 0
   for n in names:
     r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
   sub = p.add_subparsers(dest="cmd", required=True)
   c = sub.add_parser("check", help="ref vs fast on real model graphs, printed as a table")
-  c.add_argument("names", nargs="*", help="graphs from uopcheck.catalog (default: all)")
+  c.add_argument("names", nargs="*", help="graphs from uopcheck.check.catalog (default: all)")
   c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON")
@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
   cs = sub.add_parser("compare-schedulers", help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
   cs.add_argument("a", help="scheduler A: 'rangeify' (tinygrad's own), package.module:fn or file.py:fn")
   cs.add_argument("b", help="scheduler B, written like A")
-  cs.add_argument("--graphs", nargs="*", default=None, help="real graphs from uopcheck.catalog (default: all; give none for no real graphs)")
+  cs.add_argument("--graphs", nargs="*", default=None, help="real graphs from uopcheck.check.catalog (default: all; give none for no real graphs)")
   cs.add_argument("--corpus", default=None, help="a directory of graph-*.json fuzz findings to run as cases")
   cs.add_argument("--fuzz", type=int, default=0, help="also this many graph-fuzz programs drawn from --seed")
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
@@ -295,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv:list[str]|None=None) -> int:
   """Exit codes, the same for every command: 0 nothing new; 1 new findings (or refuted rules, or a failing gate);
   2 usage or input error; 3 a uopcheck-internal error (its own reference failed, or an unexpected exception)."""
+  from uopcheck.settings import apply_environment
+  apply_environment()
   try: args = build_parser().parse_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
   try: return args.fn(args)

@@ -1,6 +1,6 @@
 """``uopcheck compare-schedulers A B``: two schedulers side by side, correctness beside cost.
 
-Cases are the real graphs (``uopcheck.catalog``), the programs of a graph-fuzz corpus (a directory of ``graph-*.json``)
+Cases are the real graphs (``uopcheck.check.catalog``), the programs of a graph-fuzz corpus (a directory of ``graph-*.json``)
 and programs drawn from a seed. For each case and each scheduler: the verdict against the reference (ref vs fast), then
 a second, warm run (kernels already compiled) for the cost: kernels launched, tinygrad's own estimates of FLOPs and of
 bytes moved (``GlobalCounters``: the ``Estimates`` of every kernel run), compile time (tinygrad's ``lower_and_compile``
@@ -10,7 +10,8 @@ import pathlib, time
 from dataclasses import dataclass, asdict, field
 from typing import Callable
 from tinygrad.helpers import GlobalCounters, Context
-from uopcheck import harness, fast, catalog
+from uopcheck import fast
+from uopcheck.check import harness, catalog
 from uopcheck.spec.errors import SpecError
 
 @dataclass

@@ -14,7 +14,8 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.compare import compare, Comparison
-from uopcheck.spec.floats import Tolerance, graph_tolerance
+from uopcheck.spec.floats import Tolerance
+from uopcheck.check.tolerance import tolerance_for
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.spec.alu import Lanes
 from uopcheck import fast
@@ -65,17 +66,6 @@ def reproducer(name:str, root:UOp, interp:TensorInterpreter, cmp:Comparison, out
     lines.append(f"# first differing element {cmp.first_index}: ref={cmp.ref_value!r} fast={cmp.fast_value!r}")
   return "\n".join(lines)
 
-def _reduce_size(root:UOp) -> int:
-  n = 1
-  for u in root.toposort(enter_calls=False):
-    if u.op is Ops.REDUCE and isinstance(u.src[0]._shape, tuple):
-      n = max(n, int(np.prod([s for s in u.src[0].shape[:u.arg[1]] if isinstance(s, int)] or [1])))
-  return n
-
-def _depth(root:UOp) -> int:
-  return sum(1 for u in root.toposort(enter_calls=False) if u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.EXP2, Ops.LOG2, Ops.SIN,
-                                                                       Ops.SQRT, Ops.RECIPROCAL, Ops.POW, Ops.REDUCE, Ops.MULACC))
-
 def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None,
           realize:Callable[[list[Tensor]], fast.FastResult]|None=None) -> CaseResult:
   """Run one case: reference then fast path, compare every output. ``realize`` replaces the fast path's ``fast.run`` (e.g. a
@@ -98,7 +88,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
     res.fast_s, res.kernels = f.wall_s, len(f.kernels)
     ok = True
     for i, (t, r, fo) in enumerate(zip(tensors, ref_out, f.outputs)):
-      t_tol = tol if tol is not None else graph_tolerance(t.dtype, depth=max(1, _depth(root)), reduce_size=_reduce_size(root))
+      t_tol = tol if tol is not None else tolerance_for(root, t.dtype)
       c = compare(r.value, fo, t.dtype, t_tol, r.undefined, r.ub_overflow)
       res.comparisons.append(c)
       res.ub_lanes += c.ub_lanes; res.skipped_undefined += c.skipped_undefined

@@ -8,16 +8,16 @@
 3. A kernel that disagrees is re-run from the same inputs on the other runtime path (HCQ2 <-> plain): if the two
    runtimes differ, blame the runtime; if they agree on the wrong value, the compiled program is wrong: codegen."""
 from __future__ import annotations
-import functools, time
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
 from tinygrad import Tensor
-from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import graph_tolerance
+from uopcheck.check.tolerance import tolerance_for
 from uopcheck.spec.numpy_dtypes import from_bytes, to_bytes
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
@@ -110,17 +110,6 @@ def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
 
-@functools.lru_cache(maxsize=4096)
-def kernel_tolerance(ast:UOp, dt):
-  depth = sum(1 for x in ast.toposort() if x.op in (Ops.ADD, Ops.MUL, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.REDUCE))
-  red = 1
-  for x in ast.toposort():
-    if x.op is Ops.REDUCE:
-      n = 1
-      for r in x.src[1:]: n *= int(r.src[0].arg) if r.src[0].op is Ops.CONST else 1
-      red = max(red, n)
-  return graph_tolerance(dt, depth=max(depth, 1), reduce_size=red)
-
 def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, dict[int, BufferState]|None]:
   """Run one scheduled kernel's AST on the device's inputs with the reference; compare its stored buffers."""
   ast, args = step.call.src[0], [a for a in step.call.src[1:] if not a.is_bound_var]
@@ -135,7 +124,7 @@ def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, 
   kc.ref_s = time.perf_counter() - st
   for slot in sorted(interp.stored_slots()):
     dev = _state_from_bytes(args[slot], step.after[slot])
-    c = compare(out[slot].value, dev.value, args[slot].dtype, kernel_tolerance(ast, args[slot].dtype), out[slot].undefined)
+    c = compare(out[slot].value, dev.value, args[slot].dtype, tolerance_for(ast, args[slot].dtype), out[slot].undefined)
     kc.max_err = max(kc.max_err, c.max_abs_err)
     if not c.ok and kc.ok:
       kc.ok, kc.buffer, kc.first_index, kc.ref_value, kc.fast_value = False, slot, c.first_index, c.ref_value, c.fast_value

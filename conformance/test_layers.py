@@ -1,0 +1,58 @@
+"""The layers as the README's Architecture section draws them: no module imports upward (function-level imports included),
+and siblings of one floor do not import each other."""
+import ast, pathlib
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# folder -> (layer, floor); uopcheck/check is the verdict layer; the rest of uopcheck/ is the top (CLI, compare)
+LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck/check": ("check", 2), "fuzz": ("fuzz", 3),
+          "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
+UTILITY = {"uopcheck.rulecov": ("rulecov", -1)}   # rule coverage: imports nothing of uopcheck; anyone may use it
+PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
+
+def layer_of_file(p:pathlib.Path):
+  rel = p.relative_to(ROOT).as_posix()
+  if rel == "uopcheck/rulecov.py": return UTILITY["uopcheck.rulecov"]
+  return next(LAYERS[k] for k in sorted(LAYERS, key=len, reverse=True) if rel.startswith(k + "/"))
+
+def layer_of_module(mod:str):
+  if mod in UTILITY: return UTILITY[mod]
+  parts = mod.split(".")
+  if parts[0] != "uopcheck": return None
+  if len(parts) > 1 and parts[1] in PACKAGE: return LAYERS[PACKAGE[parts[1]]]
+  return LAYERS["uopcheck"]
+
+def imports(p:pathlib.Path):
+  for n in ast.walk(ast.parse(p.read_text())):
+    if isinstance(n, ast.Import): yield from ((a.name, n.lineno) for a in n.names)
+    elif isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+      if n.module != "uopcheck": yield n.module, n.lineno   # (the package itself only runs its __init__)
+      for a in n.names: yield f"{n.module}.{a.name}", n.lineno   # ``from uopcheck import fast`` names a layer too
+
+FILES = sorted(p for d in ("spec", "ref", "fast", "fuzz", "training", "amd", "uopcheck") for p in (ROOT / d).rglob("*.py"))
+
+def test_every_layer_has_modules():
+  seen = {layer_of_file(p)[0] for p in FILES}
+  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov"} <= seen
+
+def violations(path:pathlib.Path, name:str, floor:int) -> list[str]:
+  bad = []
+  for mod, line in imports(path):
+    tgt = layer_of_module(mod)
+    if tgt is None or tgt[0] == name: continue
+    if name == "rulecov" or tgt[1] > floor or (tgt[1] == floor and tgt[0] != name):
+      bad.append(f"line {line}: {name} imports {mod} ({tgt[0]})")
+  return bad
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_module_imports_upward_or_sideways(path):
+  assert not (bad := violations(path, *layer_of_file(path))), bad
+
+def test_the_checker_catches_upward_and_sideways_imports(tmp_path):
+  """the test above must be able to fail: a function-level import of the verdict layer from fast, and ref from fast"""
+  f = tmp_path / "m.py"
+  f.write_text("import numpy\nfrom uopcheck.spec import SpecError\ndef f():\n"
+               "  from uopcheck.check import harness\n  import uopcheck.ref.kernel_interp\n")
+  assert violations(f, *LAYERS["fast"]) == ["line 4: fast imports uopcheck.check (check)", "line 4: fast imports uopcheck.check.harness (check)",
+                                            "line 5: fast imports uopcheck.ref.kernel_interp (ref)"]
+  assert violations(f, *LAYERS["fuzz"]) == []
