@@ -5,6 +5,8 @@ import pytest
 from uopcheck.settings import apply_environment
 apply_environment()   # before tinygrad is imported: HCQ2 and CC as the CLI sets them
 from tinygrad import Tensor, dtypes  # noqa: E402
+from uopcheck.fast import compiler_output  # noqa: E402
+compiler_output.capture()   # the C compiler's warnings: counted and shown once in the summary, not inside the test output
 
 _RESULTS: list = []
 
@@ -27,6 +29,7 @@ def require_dtype(dt):
   if dt == dtypes.bfloat16 and (why := _dtype_runs("bfloat16")) is not None: pytest.skip(why)
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+  if (noise := compiler_output.collected().summary()): terminalreporter.write_line(noise)
   if not _RESULTS: return
   tr = terminalreporter
   n_ok = sum(r.ok for r in _RESULTS)

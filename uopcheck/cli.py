@@ -299,6 +299,8 @@ def main(argv:list[str]|None=None) -> int:
   apply_environment()
   try: args = build_parser().parse_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
+  from uopcheck.fast import compiler_output
+  compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
   try: return args.fn(args)
   except KeyboardInterrupt: return 130
   except Exception as e:
@@ -312,5 +314,6 @@ def main(argv:list[str]|None=None) -> int:
     traceback.print_exc()
     print(f"uopcheck: internal error (a bug in uopcheck, not a tinygrad finding): {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
     return EXIT_INTERNAL
+  finally: compiler_output.print_summary()
 
 if __name__ == "__main__": sys.exit(main())

@@ -1,0 +1,79 @@
+"""What the C compiler prints while tinygrad compiles kernels, captured per compile instead of flooding the terminal.
+
+tinygrad's CPU backend runs ``$CC`` with stderr going straight to the terminal -- from this process and from its
+compile-worker pool (spawned processes, ``PARALLEL``). On some CPUs clang prints ``warning: invalid feature combination:
++avx10.1-256 ...`` and ``1 warning generated`` for *every* kernel: hundreds of lines inside a results table.
+
+``capture()`` (an explicit call: the CLI and the test suite make it) points ``CC`` at a small wrapper that runs the
+real compiler and appends what it printed, one block per compile, to a per-run log -- every process that inherits the
+environment (tinygrad's compile workers, campaign workers) runs the same wrapper and writes to the same log. ``summary()`` shows each distinct line
+once with its count. Under ``DEBUG>=1`` the wrapper also passes each compile's output through as it comes, and a failing
+compile always prints it in full (and fails as before)."""
+from __future__ import annotations
+import os, pathlib, shlex, shutil, sys, tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+MARK = "--uopcheck-compile-end--"
+# the real compiler and the log are written into the script (not read from the environment): a wrapper can never call
+# itself through another one's settings
+WRAPPER = """#!/bin/sh
+t=$(mktemp) || exec {real} "$@"
+{real} "$@" 2>"$t"; rc=$?
+if [ "$rc" -ne 0 ] || [ "${{DEBUG:-0}}" -ge 1 ] 2>/dev/null; then cat "$t" >&2; fi
+printf '%s\\n%s\\n' "$(cat "$t")" '{mark}' >> {log}
+rm -f "$t"
+exit $rc
+"""
+
+@dataclass
+class CompilerOutput:
+  compiles: int = 0
+  noisy: int = 0                                   # compiles that printed anything
+  lines: Counter = field(default_factory=Counter)  # each distinct line -> how many times it was printed
+
+  @staticmethod
+  def read(log:pathlib.Path) -> CompilerOutput:
+    out = CompilerOutput()
+    try: text = log.read_text(errors="replace")
+    except OSError: return out
+    out.compiles = text.count(MARK)
+    for block in text.split(MARK + "\n")[:out.compiles]:   # one block per finished compile (a last, unfinished one is left)
+      if (ls := [ln.rstrip() for ln in block.splitlines() if ln.strip()]):
+        out.noisy += 1
+        out.lines.update(ls)
+    return out
+
+  def summary(self) -> str:
+    """one block, each distinct line once with its count; empty when the compiler printed nothing"""
+    if not self.lines: return ""
+    head = (f"the C compiler printed {sum(self.lines.values())} lines in {self.noisy} of {self.compiles} compiles ({len(self.lines)} distinct; "
+            "DEBUG=1 shows them per compile):")
+    return "\n".join([head] + [f"  {n:5d}x  {ln[:200]}" for ln, n in self.lines.most_common()])
+
+def _ours(cc:str|None) -> bool: return cc is not None and cc == os.environ.get("UOPCHECK_CC_WRAPPER")
+
+def capture() -> pathlib.Path|None:
+  """Wrap ``CC`` for this process and every process it starts; returns the log (None when there is no compiler to wrap).
+  A nested capture (a uopcheck CLI started under another one) gets its own log."""
+  cc = os.environ.get("CC")
+  real = os.environ.get("UOPCHECK_REAL_CC") if _ours(cc) else (cc or "clang")
+  if real is None or (path := shutil.which(real)) is None: return None
+  d = pathlib.Path(tempfile.mkdtemp(prefix="uopcheck-cc-"))
+  (log := d / "compiles.log").write_text("")
+  (w := d / "cc").write_text(WRAPPER.format(real=shlex.quote(path), log=shlex.quote(str(log)), mark=MARK))
+  w.chmod(0o755)
+  os.environ.update(CC=str(w), UOPCHECK_CC_WRAPPER=str(w), UOPCHECK_REAL_CC=path, UOPCHECK_CC_LOG=str(log))
+  if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()
+  return log
+
+def uninstall() -> None:
+  if _ours(os.environ.get("CC")): os.environ["CC"] = os.environ["UOPCHECK_REAL_CC"]
+  for k in ("UOPCHECK_CC_WRAPPER", "UOPCHECK_CC_LOG", "UOPCHECK_REAL_CC"): os.environ.pop(k, None)
+  if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()
+
+def collected() -> CompilerOutput:
+  return CompilerOutput.read(pathlib.Path(log)) if (log := os.environ.get("UOPCHECK_CC_LOG")) else CompilerOutput()
+
+def print_summary(file=None) -> None:
+  if (s := collected().summary()): print(s, file=file or sys.stderr)
