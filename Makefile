@@ -40,9 +40,10 @@ demo: install
 test: install browser lint
 	$(PY) -m pytest conformance -q
 
-# pyflakes + the line limit (pyproject [tool.ruff]); make test runs it first
+# pyflakes + the line limit (pyproject [tool.ruff]) and mypy (pyproject [tool.mypy]); make test runs both first
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: install
 	$(PY) bench/ref_vs_fast.py

@@ -59,7 +59,7 @@ def tinygrad_known_pci_ids() -> set[int]:
   return {int(x, 16) for x in re.findall(r"0x[0-9a-fA-F]+", m.group(1))} if m else set()
 
 def find_gpus(root:pathlib.Path) -> list[dict]:
-  out = []
+  out: list[dict] = []
   base = root / "sys/bus/pci/devices"
   if not base.is_dir(): return out
   for d in sorted(base.iterdir()):

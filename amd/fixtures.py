@@ -3,6 +3,7 @@
 ``build(name, dest)`` writes the tree under ``dest`` (a fake /sys, /dev, /opt/rocm, /proc) and returns it."""
 from __future__ import annotations
 import os, pathlib
+from typing import Callable
 
 def _w(p:pathlib.Path, text:str|bytes) -> None:
   p.parent.mkdir(parents=True, exist_ok=True)
@@ -34,20 +35,20 @@ def _healthy(d:pathlib.Path, device:int=0x75a0) -> None:
 def _rm(p:pathlib.Path) -> None:
   if p.is_symlink() or p.is_file(): p.unlink()
 
-FAILURE_MODES = {
+FAILURE_MODES: dict[str, Callable[[pathlib.Path], object]] = {
   "healthy": lambda d: None,
-  "no_gpu": lambda d: [_rm(d / "sys/bus/pci/devices/0000:05:00.0" / f) for f in ("vendor", "device", "class", "resource0")] and None,
+  "no_gpu": lambda d: [_rm(d / "sys/bus/pci/devices/0000:05:00.0" / f) for f in ("vendor", "device", "class", "resource0")],
   "pci_0x75b0": lambda d: _w(d / "sys/bus/pci/devices/0000:05:00.0/device", "0x75b0\n"),
   "rocm_nondefault_comgr33": lambda d: (_rm(d / "opt/rocm"), _rm(d / "opt/rocm-7.0.2/lib/libamd_comgr.so"),
                                         (d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.0.0")
-                                        .rename(d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.3.0")) and None,
+                                        .rename(d / "opt/rocm-7.0.2/lib/libamd_comgr.so.3.3.0")),
   "no_hip_headers": lambda d: _rm(d / "opt/rocm-7.0.2/include/hip/hip_runtime_api.h"),
   "old_clang": lambda d: ((d / "opt/rocm-7.0.2/llvm/lib/clang/20").rename(d / "opt/rocm-7.0.2/llvm/lib/clang/17"),
-                          (d / "usr/lib/llvm-14").mkdir(parents=True)) and None,
+                          (d / "usr/lib/llvm-14").mkdir(parents=True)),
   "amdgpu_not_loaded": lambda d: _rm(d / "sys/module/amdgpu/initstate"),
   "no_kfd": lambda d: _rm(d / "dev/kfd"),
   "bar_all_ff": lambda d: _w(d / "sys/bus/pci/devices/0000:05:00.0/resource0", b"\xff" * 4096),
-  "kvm_no_iommu": lambda d: (_w(d / "proc/cpuinfo", "processor : 0\nflags : fpu sse2 hypervisor\n"), (d / "sys/class/iommu/ivhd0").rmdir()) and None,
+  "kvm_no_iommu": lambda d: (_w(d / "proc/cpuinfo", "processor : 0\nflags : fpu sse2 hypervisor\n"), (d / "sys/class/iommu/ivhd0").rmdir()),
   "no_tinygrad_extra": lambda d: _rm(d / "opt/tinygrad/extra/hcq2/ops_amd2.py"),
 }
 

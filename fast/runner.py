@@ -51,6 +51,7 @@ def load_scheduler(spec:str|Callable|None) -> Callable:
       name = f"uopcheck_scheduler_{path.stem}"
       if name not in sys.modules:
         spec_ = importlib.util.spec_from_file_location(name, path)
+        if spec_ is None or spec_.loader is None: raise ImportError(f"cannot load {path} as a module")
         module = importlib.util.module_from_spec(spec_)
         sys.modules[name] = module
         spec_.loader.exec_module(module)
@@ -70,7 +71,7 @@ def hcq2_mode(enabled:bool):
   switches the same flag and installs the hcq2 compile/link hooks realize.py imports when HCQ2=1."""
   old_env = os.environ.get("HCQ2")
   os.environ["HCQ2"] = "1" if enabled else "0"
-  getenv.cache_clear()
+  getenv.cache_clear()  # type: ignore[attr-defined]
   if enabled and not hasattr(tg_realize, "hcq_compile"):
     from tinygrad.runtime.support import hcq2
     tg_realize.hcq_compile, tg_realize.hcq_link, tg_realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV
@@ -78,7 +79,7 @@ def hcq2_mode(enabled:bool):
   finally:
     if old_env is None: os.environ.pop("HCQ2", None)
     else: os.environ["HCQ2"] = old_env
-    getenv.cache_clear()
+    getenv.cache_clear()  # type: ignore[attr-defined]
 
 # The hooks are installed by an explicit call (``install_hooks``; every capture makes it) and switched through this shared
 # mutable state. tinygrad looks up both names it replaces as module globals at call time (``schedule.pm_schedule`` in

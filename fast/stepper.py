@@ -6,6 +6,7 @@ tinygrad compile/link/exec path, so every kernel's inputs are captured exactly a
 from __future__ import annotations
 import contextlib, time
 from dataclasses import dataclass, field
+from typing import cast
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 import tinygrad.tensor as tg_tensor
@@ -29,15 +30,19 @@ class StepLog:
   steps: list[Step] = field(default_factory=list)
   var_vals: dict[str, int] = field(default_factory=dict)
 
+def single_buffer(u:UOp) -> Buffer:
+  """the one device Buffer behind ``u`` (a kernel argument is never a multi-device buffer)"""
+  return cast(Buffer, u.buffer)
+
 def snapshot(u:UOp) -> bytes|None:
   """A buffer's bytes (None: not allocated yet). Host-visible buffers (CPU) are read in place, others copied out."""
-  b = u.buffer
+  b = single_buffer(u)
   if not b.is_allocated() or not b.is_initialized(): return None
   return bytes(b.as_memoryview(allow_zero_copy=True))
 
 def restore(u:UOp, data:bytes|None) -> None:
   if data is None: return
-  b = u.buffer.ensure_allocated()
+  b = single_buffer(u).ensure_allocated()
   if hasattr(b.allocator, "_as_buffer"):
     b.as_memoryview(force_zero_copy=True).cast("B")[:] = data
   else: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data))))

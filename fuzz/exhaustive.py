@@ -50,7 +50,7 @@ def evaluate_grid(us:list[UOp], names:list[str], bounds:dict[str, tuple[int, int
       vals[u] = Lanes.ok(np.arange(lo, hi + 1, dtype=grid_t).astype(np_dtype(u.dtype)).reshape(shp))
     elif u.op is Ops.STACK and u.dtype == dtypes.void: vals[u] = Lanes.ok(np.zeros((1,) * n, np.int64))
     elif u.op is Ops.CONST:
-      shp = (1,) * n
+      shp = [1] * n
       if u.arg is Invalid: vals[u] = Lanes(np.zeros(shp, np.bool_), np.ones(shp, bool), np.zeros(shp, bool))
       else: vals[u] = Lanes.ok(np.broadcast_to(const_array(u.arg, u.dtype), shp))
     elif u.op in GroupOp.ALU: vals[u] = alu_node(u, [vals[s] for s in u.src])

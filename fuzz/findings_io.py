@@ -44,7 +44,8 @@ def read_finding(path:pathlib.Path, validate:Callable[[dict], None]) -> dict:
 
 def load_dir(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], None]) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good finding matching ``pattern``, one line per corrupt file): a bad file never hides the others."""
-  out, problems = [], []
+  out: list[tuple[pathlib.Path, dict]] = []
+  problems: list[str] = []
   d = pathlib.Path(directory)
   if not d.is_dir(): return out, problems
   for path in sorted(d.glob(pattern)):

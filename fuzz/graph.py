@@ -5,7 +5,7 @@ that draws programs ``fuzz/graph_strategy.py``, the campaign that runs it ``fuzz
 (``"jit": n``) is checked call by call: each TinyJit call (run, capture, replays) against the reference on that call's
 inputs and Variable values."""
 from __future__ import annotations
-import dataclasses, json, os, pathlib, re
+import dataclasses, functools, json, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
@@ -46,9 +46,10 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
   jitted = TinyJit(lambda *xs: [t.realize() for t in build_from(desc, list(xs[:n_in]), binds=dict(zip(keys, xs[n_in:])))])
   for c in range(desc["jit"]):
     binds = [Variable(f"n{k}", 1, sizes[k]).bind(bound_size(desc["steps"][k][3], sizes[k], c)) for k in keys]
-    def realize(_graph, c=c, binds=binds):
-      return fast.run_fn(lambda: jitted(*[make_input(i, c) for i in desc["inputs"]], *binds), scheduler=scheduler)
-    v = _verdict(harness.check(lambda c=c: build_program(desc, c), f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
+    def realize(_graph, c:int=c, binds:list=binds):
+      def call() -> list: return jitted(*[make_input(i, c) for i in desc["inputs"]], *binds)
+      return fast.run_fn(call, scheduler=scheduler)
+    v = _verdict(harness.check(functools.partial(build_program, desc, c), f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
     if not v.ok:
       call = ['run', 'capture'][c] if c < 2 else 'replay'
       return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}")

@@ -15,12 +15,13 @@ applies, in order (the rewrites and matchers of ``tinygrad/codegen/__init__.py``
 it is not, names the first stage whose own step breaks refinement."""
 from __future__ import annotations
 import functools
-from tinygrad.uop.ops import UOp, graph_rewrite
+from typing import Callable
+from tinygrad.uop.ops import UOp, PatternMatcher, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.spec.ints import OverflowReading
 
 @functools.cache
-def stages() -> list[tuple[str, object, object]]:
+def stages() -> list[tuple[str, PatternMatcher, Callable[[], object]]]:
   """(name, matcher, ctx factory) of each stage, as ``codegen/__init__.py`` builds them for the CPU device's renderer."""
   from tinygrad import Device
   from tinygrad.helpers import DISABLE_FAST_IDIV, TRANSCENDENTAL

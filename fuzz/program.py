@@ -107,7 +107,7 @@ def _symreduce(fn:str, x:Tensor, n:int, k:int, call:int, binds:dict|None, var_si
   """Reduce the first ``n`` rows of axis 0, ``n`` a Variable bound per call (or given bound, by a TinyJit caller)."""
   s0 = x.shape[0]
   if var_sizes is not None: var_sizes[k] = s0
-  v = binds[k] if binds and k in binds else Variable(f"n{k}", 1, s0).bind(bound_size(n, s0, call))
+  v = binds[k] if binds and k in binds else Variable(f"n{k}", 1, s0).bind(bound_size(n, s0, call))  # type: ignore[arg-type]
   return getattr(x.shrink(((0, v),) + (None,) * (x.ndim - 1)), fn)(axis=0)
 
 def _setitem(x:Tensor, y:Tensor, axis:int, a:int, b:int) -> Tensor:

@@ -25,6 +25,7 @@ expression has no z3 model), ``n/a`` (the rule never fires on a well-typed insta
 from __future__ import annotations
 import dataclasses, itertools, linecache, sys, time
 from dataclasses import dataclass, field
+from typing import Iterable
 import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType, dtype_from_uop
@@ -177,7 +178,7 @@ class Builder:
     if op is Ops.CAST:
       k0 = kids[0] if kids else None
       if k0 is not None and (k0.name in self.env or k0.match_dtype is not None):   # the operand's own pattern decides its dtype
-        inner_dt = self.env[k0.name].dtype if k0.name in self.env else next((d for d in MAIN_DTYPES if d in k0.match_dtype), dt)
+        inner_dt = self.env[k0.name].dtype if k0.name in self.env else next((d for d in MAIN_DTYPES if d in (k0.match_dtype or ())), dt)
       else: inner_dt = self.choose([d for d in MAIN_DTYPES if d != dt] + [dt])
       inner = self.build(kids[0], inner_dt, depth + 1) if kids else self.variable(inner_dt)
       return self._named(p, inner.cast(dt))
@@ -244,7 +245,7 @@ def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context
   from uopcheck.spec.structural import verify
   from uopcheck.spec import SpecError
   rec = Recorder(ctx)
-  pm = PatternMatcher([(rule.pat, rule.fxn)])
+  pm = PatternMatcher([(rule.pat, rule.fxn)])  # type: ignore[list-item]
   with keep_symbols(), recording(rec):
     b = Builder(ctx, plan, asg, int_syms)
     res = PathResult([], False)
@@ -414,8 +415,10 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   ints = lambda reading: (check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms,
                                         on_check=queries.charge, sized_as_int=True) if int_syms else
                           _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries))
+  assert res.before is not None and res.after is not None   # only a rewrite that fired is verified
   encodings = (ints, bv) if int_syms or _wide_division(res.before) else (bv, ints)
-  readings, why = {}, ""
+  readings: dict[str, str] = {}
+  why = ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
     if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
     try:
@@ -463,7 +466,7 @@ def confirm_refutation(rule:Rule, dt:DType, plan:tuple, v:Refuted, reading:Overf
   try:
     with keep_symbols(), recording(Recorder(ctx)):
       plain = _plainify(Builder(ctx, plan, asg).build(rule.pat, dt))
-    after = PatternMatcher([(rule.pat, rule.fxn)]).rewrite(plain, ctx={})
+    after = PatternMatcher([(rule.pat, rule.fxn)]).rewrite(plain, ctx={})  # type: ignore[list-item]
   except Exception as e: return {"confirmed": False, "why": f"the plain re-run failed: {type(e).__name__}: {e}"}
   if not isinstance(after, UOp): return {"confirmed": False, "why": "the rule does not fire on the plain counterexample"}
   var_values = {k: x for k, x in v.assignment.items() if not k.startswith(("c", "lo", "hi"))}
@@ -564,6 +567,7 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
   import multiprocessing as mp
   from tqdm import tqdm
   keys = [r.key for r in all_rules(only)]
+  it: Iterable[dict]
   if workers <= 1: it = map(_verify_key, keys)
   else:
     pool = mp.get_context("spawn").Pool(workers)

@@ -98,7 +98,7 @@ class RuleTally:
   proved: int = 0
   refuted: int = 0
   unknown: int = 0
-  counterexample: object = None
+  counterexample: tuple|None = None
   cex_size: int = 1 << 30
 
 def verify_rules(names:list[str]|None=None, instances:int=30, seed:int=0, reading=OverflowReading.UNDEFINED,

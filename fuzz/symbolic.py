@@ -337,7 +337,7 @@ def python_value(u:UOp, assignment:dict[str, int]):
     elif x.op is Ops.STACK and x.dtype == dtypes.void: vals[x] = None
     elif x.op is Ops.CAST:
       v = vals[x.src[0]]
-      vals[x] = bool(v) if x.dtype == dtypes.bool else int(v) if x.dtype == dtypes.weakint else truncate[x.dtype](int(v))
+      vals[x] = bool(v) if x.dtype == dtypes.bool else int(v) if x.dtype == dtypes.weakint else truncate[x.dtype](int(v))  # type: ignore[call-overload]
     else: vals[x] = exec_alu(x.op, x.dtype, [vals[s_] for s_ in x.src])
   return vals[u]
 

@@ -68,7 +68,7 @@ def reduce_lanes(x:Lanes, axes:tuple[int, ...], rop:Ops, dt:DType, keepdims:bool
     with np.errstate(all="ignore"):
       f = v.astype(np.float64)
       if rop is Ops.MAX: out = np.max(f, axis=axes, keepdims=keepdims) if f.size else np.full(out_shape, -np.inf)
-      else: out = {Ops.ADD: np.sum, Ops.MUL: np.prod}[rop](f, axis=axes, keepdims=keepdims)
+      else: out = (np.sum if rop is Ops.ADD else np.prod)(f, axis=axes, keepdims=keepdims)
     if rop is Ops.MAX: undef = undef | np.isnan(f).any(axis=axes, keepdims=keepdims)  # NaN under MAX is order-dependent
     out = round_to(out, dt)
   elif rop is Ops.MAX:

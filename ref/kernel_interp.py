@@ -219,9 +219,9 @@ class KernelInterpreter:
   def _reduce_lanes(self, u:UOp, value:Lanes) -> Lanes:
     x = self._grid(value)
     axes = tuple(self.axis[r] for r in u.src[1:])
-    full = list(np.shape(x.value))
-    for r in u.src[1:]: full[self.axis[r]] = int(np.asarray(self.vals[r].value).shape[self.axis[r]])
-    full = tuple(full)
+    dims = list(np.shape(x.value))
+    for r in u.src[1:]: dims[self.axis[r]] = int(np.asarray(self.vals[r].value).shape[self.axis[r]])
+    full = tuple(dims)
     x = Lanes(np.broadcast_to(x.value, full), np.broadcast_to(x.undefined, full), np.broadcast_to(x.ub_overflow, full))
     return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, u.arg if isinstance(u.arg, Ops) else u.arg[0], u.dtype, keepdims=True)
 

@@ -111,7 +111,7 @@ class TensorInterpreter:
     if u in self.inputs:
       arr = np.asarray(self.inputs[u]).reshape(shape)
       return Lanes.ok(arr.astype(np_dtype(u.dtype)) if u.dtype != dtypes.bfloat16 else round_to(arr, u.dtype))
-    if (arr := read_buffer(u)) is not None: return Lanes.ok(arr.reshape(shape))
+    if (stored := read_buffer(u)) is not None: return Lanes.ok(stored.reshape(shape))
     # unrealized storage: every lane undefined until a STORE defines it
     return Lanes(np.zeros(shape, np_dtype(u.dtype)), np.ones(shape, bool), np.zeros(shape, bool))
 

@@ -7,6 +7,7 @@ a NaN operand), and the lanes that are undefined behaviour only under the CPU ba
 of signed overflow (``ints.OverflowReading.UNDEFINED``)."""
 from __future__ import annotations
 from dataclasses import dataclass
+from typing import Callable
 import numpy as np
 from tinygrad.dtype import DType, dtypes
 from tinygrad.uop import Ops
@@ -117,8 +118,8 @@ def _eval_int(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
     v, undef, ovf = ints.shift("shl" if op is Ops.SHL else "shr", srcs[0], srcs[1], dt)
     return Lanes(v, undef, ovf)
   if op in (Ops.AND, Ops.OR, Ops.XOR):
-    f = {Ops.AND: np.bitwise_and, Ops.OR: np.bitwise_or, Ops.XOR: np.bitwise_xor}[op]
-    return Lanes.ok(f(srcs[0], srcs[1]).astype(srcs[0].dtype))
+    bit: Callable = {Ops.AND: np.bitwise_and, Ops.OR: np.bitwise_or, Ops.XOR: np.bitwise_xor}[op]
+    return Lanes.ok(bit(srcs[0], srcs[1]).astype(srcs[0].dtype))
   if op is Ops.MAX: return Lanes.ok(np.maximum(srcs[0], srcs[1]))
   if op is Ops.THREEFRY:
     if dt != dtypes.uint64: raise SpecError("THREEFRY is defined on uint64 only", op, dt, shape)

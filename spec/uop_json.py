@@ -89,7 +89,7 @@ def encode(*roots:UOp) -> dict:
   """The DAG under ``roots`` as {"format", "nodes": [{op, dtype, arg, src}], "roots": [indices]} (sources come first)."""
   order = list(UOp.sink(*roots).toposort()) if len(roots) != 1 else list(roots[0].toposort())
   idx: dict[UOp, int] = {}
-  nodes = []
+  nodes: list[dict] = []
   for u in order:
     if len(roots) != 1 and u.op is Ops.SINK and u is order[-1]: continue
     idx[u] = len(nodes)

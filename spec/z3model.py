@@ -124,7 +124,7 @@ class Z3Model:
       return z3.IntVal(low - ((1 << dt.bitsize) if _signed(dt) and low >= 1 << (dt.bitsize - 1) else 0), self.ctx)
     raise Unsupported(f"no z3 sort for {dt}")
 
-  def var(self, name:str, dt:DType, lo:int, hi:int):
+  def var(self, name:str, dt:DType, lo:int|_Term, hi:int|_Term):
     """One name is one runtime value (tinygrad binds variables by name): a name declared again -- with another range,
     or another dtype (weak lowering retypes it) -- is the same value, and every declaration's range applies at once."""
     if name in self.variables and self.variables[name][1] != dt:
@@ -273,13 +273,14 @@ class Z3Model:
       shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
       if type(k := u.src[1].arg) is int: return (shift(k), d) if k >= 0 else (I(0), z3.BoolVal(False, self.ctx))
       # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
+      if b is None: raise Unsupported(f"{op} without a count")
       self.exact.append(b < WEAK_SHIFTS)
       return _by_count(shift, b, WEAK_SHIFTS), z3.And(d, b >= 0)
     if op in (Ops.AND, Ops.OR, Ops.XOR):
       # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
       cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
       for (x, c) in ((a, cs[1]), (b, cs[0])):
-        if c is None: continue
+        if x is None or not isinstance(c, int): continue
         if op is Ops.XOR and c == -1: return -x - 1, d
         if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), d
         if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), d

@@ -33,7 +33,7 @@ from uopcheck.spec.numpy_dtypes import from_bytes
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter
 from uopcheck.fast.runner import hcq2_mode, hcq2_active
-from uopcheck.fast.stepper import Step, snapshot, restore, run_call
+from uopcheck.fast.stepper import Step, snapshot, restore, run_call, single_buffer
 from uopcheck.check.kernel import check_kernel_step, tolerance_for
 from uopcheck.fast.jit_capture import JitCapture, recording_jit, step_captured, jit_inputs
 
@@ -106,7 +106,7 @@ def _tol_str(t:Tolerance) -> str: return f"rtol={float(np.max(t.rtol)):.1e} atol
 def _args(call:UOp) -> list[UOp]: return [a for a in call.src[1:] if not a.is_bound_var]
 
 def _values(u:UOp, raw:bytes|None) -> np.ndarray:
-  b = u.buffer
+  b = single_buffer(u)
   return from_bytes(raw if raw is not None else bytes(b.nbytes), b.dtype, (b.size,))
 
 _CPU_PROGRAMS: dict[bytes, UOp] = {}
@@ -158,12 +158,12 @@ def save_reproducer(path:pathlib.Path, step:Step, var_vals:dict[str, int], detai
   path.parent.mkdir(parents=True, exist_ok=True)
   rec = {"format": REPRO_FORMAT, "name": step.name, "ast": uop_json.encode(step.call.src[0]), "var_vals": {k: int(v) for k, v in var_vals.items()},
          "detail": detail, "args": [[uop_json.dtype_name(a.buffer.dtype), int(a.buffer.size)] for a in args],
-         "device": str(args[0].buffer.device) if args else "CPU", "hcq2": bool(hcq2_active())}
+         "device": str(single_buffer(args[0]).device) if args else "CPU", "hcq2": bool(hcq2_active())}
   arrays = {}
   for i, (b, a) in enumerate(zip(step.before, step.after)):
     if b is not None: arrays[f"before_{i}"] = np.frombuffer(b, np.uint8)
     if a is not None: arrays[f"after_{i}"] = np.frombuffer(a, np.uint8)
-  with open(npz := path.with_suffix(".npz.tmp"), "wb") as f: np.savez(f, **arrays)
+  with open(npz := path.with_suffix(".npz.tmp"), "wb") as f: np.savez(f, **arrays)  # type: ignore[arg-type]
   npz.replace(path.with_suffix(".npz"))
   atomic_write_json(path, rec)
   return path

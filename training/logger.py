@@ -35,7 +35,7 @@ class RunLogger:
     (self.out / "gate.json").write_text(json.dumps(gate.as_dict(), indent=1))
     if self.run is None: return
     import wandb
-    cols = ["kernel", "calls", "dev_vs_cpu_err", "dev_vs_ref_err", "tolerance", "ok"]
+    cols: list[str|int] = ["kernel", "calls", "dev_vs_cpu_err", "dev_vs_ref_err", "tolerance", "ok"]
     self.run.log({"gate/kernels": wandb.Table(columns=cols, data=[[r.name, r.instances, r.cpu_err, r.ref_err, r.tolerance,
                                                                    r.ok] for r in gate.rows])})
     self.run.summary.update({"gate/ok": gate.ok, "gate/distinct_kernels": len(gate.rows), "gate/calls": gate.calls, "gate/seconds": gate.seconds,

@@ -97,7 +97,7 @@ def compare(a:str, b:str, graphs=None, corpus=None, fuzz:int=0, seed:int=0, prof
     progress(f"[{k + 1}/{len(todo)}] {name}")
   return rows
 
-def _fmt_bytes(n:int) -> str:
+def _fmt_bytes(n:float) -> str:
   for unit in ("B", "KB", "MB", "GB"):
     if n < 1024: return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
     n /= 1024

@@ -33,6 +33,7 @@ def rules(select:list[str]|None=None) -> dict[str, dict]:
   for modname in MODULES:
     try: mod = importlib.import_module(modname)
     except ImportError: continue
+    if mod.__file__ is None: continue
     mfile = str(pathlib.Path(mod.__file__).resolve())
     pms = [(n, o) for n, o in vars(mod).items() if hasattr(o, "patterns") and hasattr(o, "pdict")]
     for name, obj in sorted(pms, key=lambda x: (len(x[1].patterns), x[0])):  # the smallest matcher holding a rule names it
@@ -59,7 +60,7 @@ def hits() -> dict[str, int]:
   for p, v in list(ops.match_stats.items()):
     try: rid = f"{pathlib.Path(p.location[0]).resolve().relative_to(base)}:{p.location[1]}"
     except ValueError: continue
-    out[rid] += v[0]
+    out[rid] += int(v[0])
   return dict(out)
 
 def write_data(directory:str|os.PathLike, tests:dict[str, set[str]]|None=None) -> pathlib.Path:

@@ -10,7 +10,7 @@
 from __future__ import annotations
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp
@@ -22,7 +22,7 @@ from uopcheck.spec.numpy_dtypes import from_bytes, to_bytes
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 from uopcheck.fast.runner import FastResult, capture, hcq2_mode, load_scheduler, check_stages
-from uopcheck.fast.stepper import StepLog, Step, stepping, snapshot, restore, run_call
+from uopcheck.fast.stepper import StepLog, Step, stepping, snapshot, restore, run_call, single_buffer
 
 @dataclass
 class KernelCheck:
@@ -76,7 +76,7 @@ class MemoryModel:
   def __init__(self): self.mem: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # id(base) -> (bytes, undefined, ref_written)
 
   def _region(self, u:UOp) -> tuple[np.ndarray, np.ndarray, np.ndarray, slice]:
-    b = u.buffer
+    b = single_buffer(u)
     base = b.base
     if id(base) not in self.mem:
       n = base.nbytes
@@ -106,7 +106,7 @@ class MemoryModel:
     undef[sl] = np.repeat(st.undefined, b.dtype.itemsize); written[sl] = True
 
 def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
-  b = u.buffer
+  b = single_buffer(u)
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
 
@@ -133,7 +133,8 @@ def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, 
 def _last_after(log:StepLog, u:UOp) -> bytes|None:
   for s in reversed(log.steps):
     for a, data in zip([a for a in s.call.src[1:] if not a.is_bound_var], s.after):
-      if a.buffer.base is u.buffer.base and a.buffer.offset == u.buffer.offset and a.buffer.nbytes == u.buffer.nbytes: return data
+      ab, ub = single_buffer(a), single_buffer(u)
+      if ab.base is ub.base and ab.offset == ub.offset and ab.nbytes == ub.nbytes: return data
   return None
 
 def triage_runtime(step:Step, log:StepLog, hcq2:bool) -> str:
@@ -145,7 +146,7 @@ def triage_runtime(step:Step, log:StepLog, hcq2:bool) -> str:
   for a in args: restore(a, _last_after(log, a))
   return "codegen" if other == step.after else "runtime"
 
-def check_per_kernel(build:Callable[[], object], name:str="case", hcq2:bool=True, scheduler=None) -> PerKernelResult:
+def check_per_kernel(build:Callable[[], Any], name:str="case", hcq2:bool=True, scheduler=None) -> PerKernelResult:
   """Realize the graph ``build`` makes one kernel at a time and check every stage (see the module docstring)."""
   res = PerKernelResult(name, hcq2=hcq2)
   out = build()

@@ -35,8 +35,8 @@ def check_profile(build, device:str="CPU") -> ProfileReport:
   rep = ProfileReport(len(fr.kernels), wall_us=wall)
   for ev in Compiled.profile_events[n_before:]:
     if isinstance(ev, ProfileGraphEvent):
-      for e in ev.ents:
-        rep.entries.append((e.device, re.sub(r"\x1b\[[0-9;]*m", "", str(e.name)), float(ev.sigs[e.st_id]), float(ev.sigs[e.en_id])))
+      for ent in ev.ents:
+        rep.entries.append((ent.device, re.sub(r"\x1b\[[0-9;]*m", "", str(ent.name)), float(ev.sigs[ent.st_id]), float(ev.sigs[ent.en_id])))
   names = [n for _, n, _, _ in rep.entries]
   if len(rep.entries) != rep.kernels: rep.problems.append(f"{len(rep.entries)} profile entries for {rep.kernels} kernels")
   for k in fr.kernels:
