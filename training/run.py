@@ -35,7 +35,8 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--checkpoint-every", type=int, default=25)
   p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
   p.add_argument("--stop-at", type=int, default=None, help="stop before this step, with a checkpoint (the schedule still spans --steps)")
-  p.add_argument("--no-wandb", action="store_true", help="skip wandb (metrics.jsonl and the PNG are still written)")
+  p.add_argument("--no-wandb", action="store_true", help="skip wandb, as WANDB_MODE=disabled does (metrics.jsonl and the PNG are still "
+                 "written); wandb is offline unless WANDB_MODE=online, and WANDB_PROJECT names the project")
   p.add_argument("--replay", default=None, metavar="FILE", help="re-run a gate reproducer and exit")
 
 def _dataset(args, model_cfg, train_cfg):
@@ -106,6 +107,11 @@ def train(args) -> int:
   from uopcheck.training.gate import CPUGate
   from uopcheck.fast.runner import hcq2_active
   from tqdm import tqdm
+  from uopcheck.training.logger import wandb_mode
+  try: wandb_mode()
+  except ValueError as e:
+    print(f"uopcheck train: {e}", file=sys.stderr)
+    return 2
   model_cfg = get_config(args.config, seq_len=args.seq_len, n_layers=args.layers)
   train_cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, grad_accum=args.grad_accum, lr=args.lr, min_lr=args.min_lr,
                           warmup=args.warmup, weight_decay=args.weight_decay, clip=args.clip, seed=args.seed)
@@ -162,11 +168,11 @@ def train(args) -> int:
     if (step + 1) % args.checkpoint_every == 0 or step + 1 == end:
       save_checkpoint(out / "checkpoint", trainer, step + 1, {"data": batches.label, "data_source": batches.source})
   bar.close()
-  png = logger.plot(f"{args.config} on {device}: train loss")
+  png = logger.plot(f"{args.config} on {device}")
   hist = logger.history()
   summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
   (out / "summary.json").write_text(json.dumps(summary, indent=1))
-  logger.finish(summary)
+  if (note := logger.finish(summary)): print(note)
   print(f"trained steps {start}..{end - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
         f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
   return 0
