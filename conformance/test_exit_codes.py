@@ -54,3 +54,15 @@ def test_version_names_uopcheck_and_the_tinygrad_it_checks(capsys):
   out = capsys.readouterr().out
   from importlib.metadata import version
   assert out.startswith("uopcheck ") and f"tinygrad {version('tinygrad')}" in out and version("tinygrad") == "0.14.0", out
+
+def test_every_flag_and_argument_has_help_text():
+  import argparse
+  from uopcheck.cli import build_parser
+  missing = []
+  def walk(p, path):
+    for a in p._actions:
+      if isinstance(a, argparse._SubParsersAction):
+        for name, sp in a.choices.items(): walk(sp, path + [name])
+      elif not isinstance(a, argparse._HelpAction) and not a.help: missing.append(f"{' '.join(path)} {a.option_strings or a.dest}")
+  walk(build_parser(), ["uopcheck"])
+  assert not missing, missing
