@@ -220,8 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("fuzz_cmd", choices=["symbolic", "graph"], help="symbolic: integer expressions vs simplify() and the codegen "
                  "pipeline; graph: tensor programs, ref vs fast")
   f.add_argument("--minutes", type=float, default=5.0, help="time budget of the campaign (default 5)")
-  f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its example database first; "
-                 "every finding is saved as a self-contained reproducer either way)")
+  f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
+                 "example database first; every finding is saved as a self-contained reproducer either way)")
   f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes")
   f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
