@@ -64,39 +64,3 @@ def open_example_db(db_dir:str|None):
     fd, probe = tempfile.mkstemp(dir=p); os.close(fd); os.unlink(probe)
   except OSError as e: raise SpecError(f"{p}: the hypothesis example database is not writable ({e.strerror or e})") from None
   return DirectoryBasedExampleDatabase(str(p))
-
-class FoundBug(Exception):
-  """Raised inside a campaign's hypothesis property for a failing case (never confused with an AssertionError in tinygrad)."""
-
-class StopCampaign(Exception):
-  """Raised inside a campaign's hypothesis property once the time budget is spent."""
-
-def run_rounds(rounds, deadline:float, start_round:Callable[[], None], finish_round:Callable[[], None], one_round:bool=False) -> None:
-  """Run hypothesis rounds until ``deadline`` (perf_counter): a round that found a bug ends after hypothesis shrank it, then
-  ``finish_round`` saves the minimal case and the next round starts with the next seed."""
-  import time
-  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is kept already
-  while time.perf_counter() < deadline:
-    run = next(rounds)
-    start_round()
-    try: run()
-    except StopCampaign: break
-    except (FoundBug, Flaky, FlakyFailure): pass
-    finally: finish_round()
-    if one_round: break
-
-def campaign_rounds(check_one:Callable, strategy, db, max_examples:int|None, seed_of:Callable[[int], int]|None):
-  """Hypothesis test functions for a campaign's rounds: round 0 replays the example database (resuming the last
-  campaign); later rounds only generate and shrink, or a stored failure would be re-found forever. Yields one runnable
-  per round, seeded by ``seed_of(round)`` when a seed is given."""
-  from hypothesis import given, settings, HealthCheck, Phase, seed as hseed
-  def make(reuse:bool):
-    phases = [Phase.explicit] + ([Phase.reuse] if reuse else []) + [Phase.generate, Phase.shrink]
-    return settings(max_examples=max_examples or 10**9, deadline=None, database=db, suppress_health_check=list(HealthCheck), phases=phases,
-                    report_multiple_bugs=False)(given(strategy)(check_one))
-  first, later = make(True), make(False)
-  rnd = 0
-  while True:
-    prop = first if rnd == 0 else later
-    yield prop if seed_of is None else hseed(seed_of(rnd))(prop)
-    rnd += 1

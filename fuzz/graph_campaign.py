@@ -18,8 +18,8 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
-from uopcheck.fuzz.findings_io import (atomic_write_json, campaign_rounds, run_rounds, open_example_db, exit_code, FoundBug,
-                                       StopCampaign, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.campaign import Campaign, Failure
+from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SHRINK_BUDGET = 150      # property calls spent shrinking one failure
 CASE_TIMEOUT_S = 60.0    # one case (build, reference, compile, run, compare) past this is a hang
@@ -71,50 +71,33 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
   start = time.perf_counter(); deadline = start + minutes * 60
-  shrink: list = [None]
-  minimal: list = [None]  # (steps, desc, verdict) of the smallest failure this round
   pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
   current = current_file(findings_dir, wid)
   case: dict = {}
   def compiled(srcs):  # kernel sources of the running case, on disk before they run
     case["kernels"] = case.get("kernels", []) + [list(s) for s in srcs]
     atomic_write_json(current, case)
-  def run_case(desc) -> GraphVerdict:
+  def check(desc) -> Failure|None:
     case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
     atomic_write_json(current, case)
     try:
-      with on_compiled(compiled): return check_program(desc, scheduler=scheduler, candidate=candidate)
+      with on_compiled(compiled): v = check_program(desc, scheduler=scheduler, candidate=candidate)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
-      return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
-  def check_one(desc):
-    # once a run has failed, hypothesis is shrinking: past the deadline or the shrink budget every candidate "passes",
-    # which ends the shrink with the smallest failure so far (raising Stop there would read as a second, flaky bug)
-    if shrink[0] is not None:
-      shrink[0] += 1
-      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
-    elif time.perf_counter() > deadline: raise StopCampaign()
-    v = run_case(desc)
+      v = GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
     stats.cases += 1
     if counters is not None:
       with counters.get_lock(): counters[0] += 1
-    if v.ok: return
-    if minimal[0] is not None and v.kind != minimal[0][2].kind: return  # shrink towards the failure we started with
-    if shrink[0] is None: shrink[0] = 0
-    if minimal[0] is None or len(desc["steps"]) < minimal[0][0]:
-      minimal[0] = (len(desc["steps"]), desc, v)
-      atomic_write_json(pending, {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc})
-    raise FoundBug(v.summary)
-  def finish_round():
-    if minimal[0] is None: return
-    _, desc, v = minimal[0]
-    minimal[0] = None
+    if v.ok: return None
+    return Failure(len(desc["steps"]), {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc}, v.kind,
+                   (desc, v))
+  def finish(f:Failure) -> None:
+    desc, v = f.case
     late = time.perf_counter() > deadline  # past the budget: save without the per-kernel blame
     d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late else None)
     _record(stats, d, known, findings_dir, events)
-    pending.unlink(missing_ok=True)
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
-  rounds = campaign_rounds(check_one, programs(profile=profile), db, max_examples, seed_of)
-  try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
+  campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET)
+  try: campaign.run()
   finally:
     current.unlink(missing_ok=True)
   stats.seconds = time.perf_counter() - start

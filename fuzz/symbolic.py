@@ -20,8 +20,8 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
-from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, campaign_rounds, run_rounds, digest, open_example_db,
-                                       FoundBug, StopCampaign, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, digest, open_example_db,
+                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
 
@@ -232,28 +232,22 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
+  from uopcheck.fuzz.campaign import Campaign, Failure
   db = open_example_db(db_dir)
   stats = CampaignStats()
   known = known_signatures(known_dir) if known_dir else {}
   start = time.perf_counter()
   deadline = start + minutes * 60
   last_print = [0.0]
-  shrink: list = [None]
-  minimal: list = [None]   # (size, e, finding dict) of the smallest confirmed failure this round
-  pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
-  def check_one(e):
-    if shrink[0] is not None:  # shrinking a refutation: stop (by passing) past the deadline or the budget
-      shrink[0] += 1
-      if shrink[0] > SHRINK_BUDGET or time.perf_counter() > deadline: return
-    elif time.perf_counter() > deadline: raise StopCampaign()
-    for check in ("simplify", "pipeline") if pipeline else ("simplify",):
-      if check == "pipeline" and e.dtype != dtypes.weakint: continue
+  def check(e) -> Failure|None:
+    for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
+      if kind == "pipeline" and e.dtype != dtypes.weakint: continue
       try:
-        if check == "simplify": (v, s), root, stage = check_expr(e, reading), e, None
+        if kind == "simplify": (v, s), root, stage = check_expr(e, reading), e, None
         else: (v, s, stage), root = check_pipeline(e, reading), pipeline_root(e)
       except CHECK_ERRORS: continue
       stats.checked += 1
-      if check == "pipeline": stats.pipeline += 1
+      if kind == "pipeline": stats.pipeline += 1
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
       stats.seconds = time.perf_counter() - start
       if progress and stats.seconds - last_print[0] > 2:
@@ -263,29 +257,40 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       if (why := confirm(root, s, v, reading)) is not None:
         stats.note_internal(root, v, why)
         continue  # not a tinygrad finding: hypothesis must not shrink towards it
-      if shrink[0] is None: shrink[0] = 0
-      size = len(e.toposort())
-      if minimal[0] is None or size < minimal[0][0]:
-        d = finding_json(root, s, v, reading, seed)
-        if stage is not None: d.update({"check": "pipeline", "stage": stage})
-        minimal[0] = (size, root, d)
-        atomic_write_json(pending, minimal[0][2])
-      raise FoundBug(str(v.detail))
-  def finish_round():
-    if minimal[0] is None: return
-    _, e, d = minimal[0]
-    minimal[0] = None
+      d = finding_json(root, s, v, reading, seed)
+      if stage is not None: d.update({"check": "pipeline", "stage": stage})
+      return Failure(len(e.toposort()), d, case=root)
+    return None
+  def finish(f:Failure) -> None:
+    d = f.record
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
-    else: attribute(d, e, reading)
+    else: attribute(d, f.case, reading)
     stats.file_finding(d, known, findings_dir)
-    pending.unlink(missing_ok=True)
   if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
-  rounds = campaign_rounds(check_one, int_expr(), db, max_examples, None if seed is None else (lambda r: seed + r))
-  try: run_rounds(rounds, deadline, lambda: shrink.__setitem__(0, None), finish_round, one_round=bool(max_examples))
+  pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
+  campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
+  try: campaign.run()
   finally:
     stats.seconds = time.perf_counter() - start
     if progress: print("\r" + stats.line(), flush=True)
   return stats
+
+def run_from_cli(args) -> int:
+  """``uopcheck fuzz symbolic``: the campaign, then its findings, known and uopcheck-internal lines; the exit code"""
+  from uopcheck.fuzz.findings_io import exit_code, EXIT_CLEAN
+  if args.harvest:
+    from uopcheck.fuzz.index_seeds import harvest, write_seeds
+    exprs = harvest()
+    print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
+    return EXIT_CLEAN
+  st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
+                    pipeline=not args.no_pipeline)
+  for f in st.findings: print(f"  NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at "
+                              f"{f.get('assignment')}: before={f.get('before')} after={f.get('after')}")
+  for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
+  for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
+  print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
+  return exit_code(new=len(st.findings), internal=len(st.internal))
 
 SHRINK_BUDGET = 200  # property calls spent shrinking one refutation
 # tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped

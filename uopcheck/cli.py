@@ -75,24 +75,8 @@ def _cmd_conformance(args) -> int:
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
 def _cmd_fuzz(args) -> int:
-  from uopcheck.spec.ints import OverflowReading
-  if args.fuzz_cmd == "symbolic" and args.harvest:
-    from uopcheck.fuzz.index_seeds import harvest, write_seeds
-    exprs = harvest()
-    print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
-    return EXIT_CLEAN
-  if args.fuzz_cmd == "symbolic":
-    from uopcheck.fuzz.symbolic import run_campaign
-    st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
-                      pipeline=not args.no_pipeline)
-    for f in st.findings: print(f"  NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at "
-                                f"{f.get('assignment')}: before={f.get('before')} after={f.get('after')}")
-    for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
-    for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
-    print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
-    return exit_code(new=len(st.findings), internal=len(st.internal))
-  from uopcheck.fuzz import graph_campaign
-  return graph_campaign.main(args)
+  from uopcheck.fuzz.campaign import FUZZERS
+  return FUZZERS[args.fuzz_cmd][1](args)
 
 def _cmd_rules(args) -> int:
   from uopcheck.spec.ints import OverflowReading
@@ -200,6 +184,7 @@ def _version() -> str:
   return f"uopcheck {of('uopcheck')} (tinygrad {of('tinygrad')}, z3 {of('z3-solver')}, hypothesis {of('hypothesis')})"
 
 def build_parser() -> argparse.ArgumentParser:
+  from uopcheck.fuzz.campaign import FUZZERS
   p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
   p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
   sub = p.add_subparsers(dest="cmd", required=True)
@@ -217,8 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
   k.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (after --)")
   k.set_defaults(fn=_cmd_conformance)
   f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
-  f.add_argument("fuzz_cmd", choices=["symbolic", "graph"], help="symbolic: integer expressions vs simplify() and the codegen "
-                 "pipeline; graph: tensor programs, ref vs fast")
+  f.add_argument("fuzz_cmd", choices=sorted(FUZZERS), help="; ".join(f"{k}: {v[0]}" for k, v in sorted(FUZZERS.items())))
   f.add_argument("--minutes", type=float, default=5.0, help="time budget of the campaign (default 5)")
   f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
                  "example database first; every finding is saved as a self-contained reproducer either way)")

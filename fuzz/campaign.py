@@ -1,0 +1,108 @@
+"""The one campaign engine every fuzzer runs on: a time budget, hypothesis rounds (round 0 replays the example database),
+shrinking with a budget, and the smallest failure of a round on disk at every moment.
+
+A fuzzer gives a hypothesis strategy, a ``check`` (one drawn case -> ``Failure`` or None) and a ``finish`` (the round's
+minimal failure -> blamed, signed, saved or counted as known). The engine does the rest, the same way for all of them:
+
+- a failure is written at once to the worker's pending file (a kill loses nothing) and hypothesis shrinks it; a smaller
+  failure of the same kind replaces it (the smaller one wins), a failure of another kind is not shrunk towards;
+- past ``shrink_budget`` property calls, or past the deadline, every candidate "passes": the shrink ends with the
+  smallest failure so far (raising there would read as a second, flaky bug);
+- when a round ends, ``finish`` gets the minimal failure and the next round starts with the next seed; past the deadline
+  the campaign stops.
+
+Fuzzers are registered by name in ``FUZZERS`` (the CLI's ``uopcheck fuzz NAME`` reads it)."""
+from __future__ import annotations
+import pathlib, time
+from dataclasses import dataclass
+from typing import Callable
+from uopcheck.fuzz.findings_io import atomic_write_json
+
+class FoundBug(Exception):
+  """Raised inside a campaign's hypothesis property for a failing case (never confused with an AssertionError in tinygrad)."""
+
+class StopCampaign(Exception):
+  """Raised inside a campaign's hypothesis property once the time budget is spent."""
+
+def run_rounds(rounds, deadline:float, start_round:Callable[[], None], finish_round:Callable[[], None], one_round:bool=False) -> None:
+  """Run hypothesis rounds until ``deadline`` (perf_counter): a round that found a bug ends after hypothesis shrank it, then
+  ``finish_round`` saves the minimal case and the next round starts with the next seed."""
+  from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is kept already
+  while time.perf_counter() < deadline:
+    run = next(rounds)
+    start_round()
+    try: run()
+    except StopCampaign: break
+    except (FoundBug, Flaky, FlakyFailure): pass
+    finally: finish_round()
+    if one_round: break
+
+def campaign_rounds(check_one:Callable, strategy, db, max_examples:int|None, seed_of:Callable[[int], int]|None):
+  """Hypothesis test functions for a campaign's rounds: round 0 replays the example database (resuming the last
+  campaign); later rounds only generate and shrink, or a stored failure would be re-found forever. Yields one runnable
+  per round, seeded by ``seed_of(round)`` when a seed is given."""
+  from hypothesis import given, settings, HealthCheck, Phase, seed as hseed
+  def make(reuse:bool):
+    phases = [Phase.explicit] + ([Phase.reuse] if reuse else []) + [Phase.generate, Phase.shrink]
+    return settings(max_examples=max_examples or 10**9, deadline=None, database=db, suppress_health_check=list(HealthCheck), phases=phases,
+                    report_multiple_bugs=False)(given(strategy)(check_one))
+  first, later = make(True), make(False)
+  rnd = 0
+  while True:
+    prop = first if rnd == 0 else later
+    yield prop if seed_of is None else hseed(seed_of(rnd))(prop)
+    rnd += 1
+
+@dataclass
+class Failure:
+  size: int            # what shrinking minimizes (nodes, steps)
+  record: dict         # written to the pending file as it is found
+  kind: str = ""       # a round shrinks towards failures of the kind it found first
+  case: object = None  # whatever ``finish`` needs (the drawn case, its verdict)
+
+class Campaign:
+  def __init__(self, strategy, check:Callable[[object], Failure|None], finish:Callable[[Failure], None], deadline:float,
+               pending:pathlib.Path, db=None, max_examples:int|None=None, seed_of:Callable[[int], int]|None=None, shrink_budget:int=200):
+    self.strategy, self.check, self.finish, self.deadline, self.pending = strategy, check, finish, deadline, pending
+    self.db, self.max_examples, self.seed_of, self.shrink_budget = db, max_examples, seed_of, shrink_budget
+    self.shrinking: int|None = None   # property calls spent shrinking this round's failure (None: not shrinking)
+    self.minimal: Failure|None = None
+
+  def check_one(self, case) -> None:
+    if self.shrinking is not None:
+      self.shrinking += 1
+      if self.shrinking > self.shrink_budget or time.perf_counter() > self.deadline: return
+    elif time.perf_counter() > self.deadline: raise StopCampaign()
+    f = self.check(case)
+    if f is None or (self.minimal is not None and f.kind != self.minimal.kind): return
+    if self.shrinking is None: self.shrinking = 0
+    if self.minimal is None or f.size < self.minimal.size:
+      self.minimal = f
+      atomic_write_json(self.pending, f.record)
+    raise FoundBug(f.kind)
+
+  def _start_round(self) -> None: self.shrinking = None
+
+  def _finish_round(self) -> None:
+    if self.minimal is None: return
+    f, self.minimal = self.minimal, None
+    self.finish(f)
+    self.pending.unlink(missing_ok=True)
+
+  def run(self) -> None:
+    rounds = campaign_rounds(self.check_one, self.strategy, self.db, self.max_examples, self.seed_of)
+    run_rounds(rounds, self.deadline, self._start_round, self._finish_round, one_round=bool(self.max_examples))
+
+def _symbolic(args) -> int:
+  from uopcheck.fuzz.symbolic import run_from_cli
+  return run_from_cli(args)
+
+def _graph(args) -> int:
+  from uopcheck.fuzz.graph_campaign import main
+  return main(args)
+
+# name -> the CLI's runner for ``uopcheck fuzz NAME`` (each builds its strategy, check and finding schema on the engine)
+FUZZERS: dict[str, tuple[str, Callable]] = {
+  "symbolic": ("integer expressions vs simplify() and the codegen integer pipeline", _symbolic),
+  "graph": ("tensor programs, ref vs fast (and a candidate scheduler)", _graph),
+}
