@@ -7,16 +7,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # folder -> (layer, floor); uopcheck/check is the verdict layer; the rest of uopcheck/ is the top (CLI, compare)
 LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck/check": ("check", 2), "fuzz": ("fuzz", 3),
           "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
-UTILITY = {"uopcheck.rulecov": ("rulecov", -1)}   # rule coverage: imports nothing of uopcheck; anyone may use it
+# standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad) and atomic writes
+UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -2)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):
   rel = p.relative_to(ROOT).as_posix()
-  if rel == "uopcheck/rulecov.py": return UTILITY["uopcheck.rulecov"]
+  if (mod := "uopcheck." + rel.removeprefix("uopcheck/").removesuffix(".py")) in UTILITY: return UTILITY[mod]
   return next(LAYERS[k] for k in sorted(LAYERS, key=len, reverse=True) if rel.startswith(k + "/"))
 
 def layer_of_module(mod:str):
-  if mod in UTILITY: return UTILITY[mod]
+  for u, layer in UTILITY.items():
+    if mod == u or mod.startswith(u + "."): return layer
   parts = mod.split(".")
   if parts[0] != "uopcheck": return None
   if len(parts) > 1 and parts[1] in PACKAGE: return LAYERS[PACKAGE[parts[1]]]
@@ -33,14 +35,14 @@ FILES = sorted(p for d in ("spec", "ref", "fast", "fuzz", "training", "amd", "uo
 
 def test_every_layer_has_modules():
   seen = {layer_of_file(p)[0] for p in FILES}
-  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov"} <= seen
+  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov", "atomic"} <= seen
 
 def violations(path:pathlib.Path, name:str, floor:int) -> list[str]:
   bad = []
   for mod, line in imports(path):
     tgt = layer_of_module(mod)
     if tgt is None or tgt[0] == name: continue
-    if name == "rulecov" or tgt[1] > floor or (tgt[1] == floor and tgt[0] != name):
+    if (floor < 0 and tgt[1] >= 0) or tgt[1] > floor or (tgt[1] == floor and tgt[0] != name):
       bad.append(f"line {line}: {name} imports {mod} ({tgt[0]})")
   return bad
 

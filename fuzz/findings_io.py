@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib, json, os, pathlib, tempfile
 from typing import Callable
 from uopcheck.spec.errors import SpecError
+from uopcheck.atomic import atomic_write_json  # noqa: F401  (the fuzzers write findings through it)
 
 DEFAULT_FINDINGS = ".uopcheck/findings"
 SHIPPED_FINDINGS = pathlib.Path(__file__).resolve().parent / "findings"
@@ -20,13 +21,6 @@ EXIT_CLEAN, EXIT_NEW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 def exit_code(new:int=0, internal:int=0) -> int:
   """3 when uopcheck itself failed (its verdicts can't be trusted), else 1 for new findings, else 0."""
   return EXIT_INTERNAL if internal else EXIT_NEW if new else EXIT_CLEAN
-
-def atomic_write_json(path:pathlib.Path, obj:dict) -> pathlib.Path:
-  path.parent.mkdir(parents=True, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-  with os.fdopen(fd, "w") as f: json.dump(obj, f, indent=1)
-  os.replace(tmp, path)
-  return path
 
 def digest(text:str) -> str: return hashlib.sha256(text.encode()).hexdigest()[:12]
 

@@ -4,7 +4,7 @@ The known list (``fuzz/rules_known.json``) holds refutations that were reviewed 
 README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import html, json, os, pathlib
-from uopcheck.fuzz.findings_io import atomic_write_json
+from uopcheck.atomic import atomic_write, atomic_write_json
 from uopcheck.fuzz.rule_verify import RuleVerdict, summary
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
@@ -59,8 +59,4 @@ def write_html(verdicts:list[RuleVerdict], path:str|os.PathLike, known:dict|None
          f"<p>{s['integer_rules']} integer rules: proved {s['proved']}, refuted {s['refuted']}, bounded {s['bounded']}, unknown {s['unknown']}; "
          f"decided for all inputs {100 * s['decided_fraction']:.1f}%</p><table border=1 cellspacing=0 cellpadding=3>"
          f"<tr><th>rule</th><th>source</th><th>verdict</th><th>dtypes</th><th>cost</th><th>counterexample / why</th></tr>{''.join(rows)}</table>")
-  p = pathlib.Path(path)
-  p.parent.mkdir(parents=True, exist_ok=True)
-  tmp = p.with_name(p.name + ".tmp")
-  tmp.write_text(doc)
-  os.replace(tmp, p)
+  atomic_write(path, doc)

@@ -2,9 +2,10 @@
 
 A checkpoint is written to a temporary name and renamed, so a run killed mid-save leaves the previous one intact."""
 from __future__ import annotations
-import json, os, pathlib
+import json, pathlib
 from tinygrad import Tensor
 from tinygrad.nn.state import safe_save, safe_load
+from uopcheck.atomic import replacing, atomic_write_json
 
 class CheckpointError(ValueError):
   """A checkpoint that cannot be resumed from: the message names the file and what is wrong."""
@@ -13,11 +14,8 @@ def save_checkpoint(directory:str|pathlib.Path, trainer, step:int, extra:dict|No
   d = pathlib.Path(directory)
   d.mkdir(parents=True, exist_ok=True)
   tensors, meta = d / "state.safetensors", d / "meta.json"
-  safe_save(trainer.named_state(), str(tensors) + ".tmp")
-  os.replace(str(tensors) + ".tmp", tensors)
-  info = {"step": step, "model": trainer.model_cfg.as_dict(), "train": trainer.cfg.as_dict(), **(extra or {})}
-  meta.with_suffix(".tmp").write_text(json.dumps(info, indent=1))
-  os.replace(meta.with_suffix(".tmp"), meta)
+  with replacing(tensors) as tmp: safe_save(trainer.named_state(), str(tmp))
+  atomic_write_json(meta, {"step": step, "model": trainer.model_cfg.as_dict(), "train": trainer.cfg.as_dict(), **(extra or {})})
   return d
 
 def load_checkpoint(directory:str|pathlib.Path, trainer) -> dict:

@@ -25,8 +25,8 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip
 from uopcheck.spec.errors import SpecError
+from uopcheck.atomic import replacing, atomic_write_json
 from uopcheck.spec import uop_json
-from uopcheck.fuzz.findings_io import atomic_write_json
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import Tolerance, graph_tolerance
 from uopcheck.spec.numpy_dtypes import from_bytes
@@ -163,8 +163,7 @@ def save_reproducer(path:pathlib.Path, step:Step, var_vals:dict[str, int], detai
   for i, (b, a) in enumerate(zip(step.before, step.after)):
     if b is not None: arrays[f"before_{i}"] = np.frombuffer(b, np.uint8)
     if a is not None: arrays[f"after_{i}"] = np.frombuffer(a, np.uint8)
-  with open(npz := path.with_suffix(".npz.tmp"), "wb") as f: np.savez(f, **arrays)  # type: ignore[arg-type]
-  npz.replace(path.with_suffix(".npz"))
+  with replacing(path.with_suffix(".npz")) as npz, open(npz, "wb") as f: np.savez(f, **arrays)  # type: ignore[arg-type]
   atomic_write_json(path, rec)
   return path
 

@@ -65,11 +65,8 @@ def hits() -> dict[str, int]:
 
 def write_data(directory:str|os.PathLike, tests:dict[str, set[str]]|None=None) -> pathlib.Path:
   d = pathlib.Path(directory); d.mkdir(parents=True, exist_ok=True)
-  path = d / f"rulecov.{os.getpid()}.json"
-  tmp = path.with_suffix(".tmp")
-  tmp.write_text(json.dumps({"hits": hits(), "tests": {k: sorted(v) for k, v in (tests or {}).items()}}))
-  os.replace(tmp, path)
-  return path
+  from uopcheck.atomic import atomic_write_json
+  return atomic_write_json(d / f"rulecov.{os.getpid()}.json", {"hits": hits(), "tests": {k: sorted(v) for k, v in (tests or {}).items()}}, None)
 
 def combine(directory:str|os.PathLike) -> dict:
   """Merge every process's data file: hits add up, the tests that hit a rule are united."""
