@@ -47,3 +47,57 @@ def test_weak_lowering_follows_value_range():
   for lo, hi in [(0, 10), (-5, 2**31 - 1), (0, 2**31), (-2**40, 3)]:
     v = UOp.variable("x", lo, hi)
     assert default_dtype(v) == lowered_dtype(dtypes.weakint, lo, hi), (lo, hi)
+
+# ** the executable entries of ALU ops **
+
+def _in_scope_alu():
+  from tinygrad.uop import GroupOp
+  return [op for op in GroupOp.ALU if OP_TABLE[op].out_of_scope is None]
+
+def test_every_in_scope_alu_op_has_every_executable_entry():
+  from tinygrad.uop import GroupOp
+  missing = []
+  for op in _in_scope_alu():
+    e = OP_TABLE[op]
+    want_arity = 1 if op in GroupOp.Unary else 2 if op in GroupOp.Binary else 3
+    if e.evaluate is None or e.arity != want_arity or not e.domain or e.tolerance not in ("exact", "rounded", "transcendental") or \
+       not e.fuzz <= {"symbolic", "graph"} or e.check is None: missing.append(op)
+  assert not missing, missing
+
+def test_eval_alu_runs_the_table_entry():
+  import numpy as np
+  from dataclasses import replace
+  from tinygrad.uop import Ops
+  from tinygrad.dtype import dtypes
+  from uopcheck.spec import alu, optable
+  a, b = np.array([7, -7], np.int32), np.array([2, 2], np.int32)
+  assert alu.eval_alu(Ops.CDIV, dtypes.int32, [a, b], dtypes.int32).value.tolist() == [3, -3]
+  old = optable.OP_TABLE[Ops.CDIV]
+  optable.OP_TABLE[Ops.CDIV] = replace(old, evaluate=lambda op, dt, srcs: alu.eval_numeric(Ops.FLOORDIV, dt, srcs))
+  try: assert alu.eval_alu(Ops.CDIV, dtypes.int32, [a, b], dtypes.int32).value.tolist() == [3, -4]   # the table decides
+  finally: optable.OP_TABLE[Ops.CDIV] = old
+
+def test_the_symbolic_fuzzer_draws_exactly_the_ops_the_table_marks_for_it():
+  from hypothesis import given, settings, HealthCheck
+  from tinygrad.uop import GroupOp
+  from uopcheck.fuzz.symbolic import int_expr
+  seen = set()
+  @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+  @given(int_expr())
+  def draw(e): seen.update(u.op for u in e.toposort() if u.op in GroupOp.ALU)
+  draw()
+  assert seen == {op for op in _in_scope_alu() if "symbolic" in OP_TABLE[op].fuzz}, sorted(o.name for o in seen)
+
+def test_the_graph_fuzzer_draws_only_ops_the_table_marks_for_it():
+  from hypothesis import given, settings, HealthCheck
+  from tinygrad.uop import GroupOp
+  from uopcheck.fuzz.graph_strategy import programs
+  from uopcheck.fuzz.program import build_program
+  seen = set()
+  @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+  @given(programs())
+  def draw(d):
+    for t in build_program(d, 0): seen.update(u.op for u in t.uop.toposort() if u.op in GroupOp.ALU)
+  draw()
+  marked = {op for op in _in_scope_alu() if "graph" in OP_TABLE[op].fuzz}
+  assert len(seen) >= 6 and seen <= marked, sorted(o.name for o in seen - marked)

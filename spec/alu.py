@@ -57,21 +57,31 @@ def threefry2x32(x:np.ndarray, key:np.ndarray) -> np.ndarray:
   return (x1.astype(np.uint64) << np.uint64(32)) | x0.astype(np.uint64)
 
 def eval_alu(op:Ops, dt:DType, srcs:list[np.ndarray], src_dtype:DType) -> Lanes:
-  """Evaluate ALU ``op`` whose result dtype is ``dt``; ``src_dtype`` is the dtype the operands are held at
-  (equal to ``dt`` except for comparisons, and WHERE's condition)."""
+  """Evaluate ALU ``op`` whose result dtype is ``dt`` by its op-table entry's evaluator (``spec.optable``); ``src_dtype``
+  is the dtype the operands are held at (equal to ``dt`` except for comparisons, and WHERE's condition)."""
+  from uopcheck.spec.optable import op_spec   # the table holds the evaluators defined below
   shape = np.broadcast_shapes(*[np.shape(s) for s in srcs])
   srcs = [np.broadcast_to(s, shape) for s in srcs]
-  if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
-    a, b = srcs
-    with np.errstate(invalid="ignore"):
-      v = {Ops.CMPLT: np.less, Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal}[op](a, b)
-    return Lanes.ok(v.astype(np.bool_))
-  if op is Ops.WHERE:
-    c, x, y = srcs
-    return Lanes.ok(np.where(c.astype(bool), x, y).astype(x.dtype))
+  if (f := op_spec(op).evaluate) is None: raise SpecError(f"no value semantics for {op}", op, dt, shape)
+  return f(op, dt, srcs)
+
+# ** the evaluators the op table names: (op, result dtype, operands broadcast to one shape) -> Lanes **
+
+def eval_compare(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
+  a, b = srcs
+  with np.errstate(invalid="ignore"):
+    v = {Ops.CMPLT: np.less, Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal}[op](a, b)
+  return Lanes.ok(v.astype(np.bool_))
+
+def eval_where(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
+  c, x, y = srcs
+  return Lanes.ok(np.where(c.astype(bool), x, y).astype(x.dtype))
+
+def eval_numeric(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
+  """an arithmetic, bitwise or transcendental op: IEEE floats (spec.floats) or wrapping ints (spec.ints) by the dtype"""
   if dtypes.is_float(dt): return _eval_float(op, dt, srcs)
   if _is_intlike(dt): return _eval_int(op, dt, srcs)
-  raise SpecError(f"no value semantics for {op} at dtype {dt}", op, dt, shape)
+  raise SpecError(f"no value semantics for {op} at dtype {dt}", op, dt, np.shape(srcs[0]))
 
 _FLOAT_UNARY = {Ops.EXP2: np.exp2, Ops.LOG2: np.log2, Ops.SIN: np.sin, Ops.SQRT: np.sqrt, Ops.NEG: np.negative,
                 Ops.TRUNC: np.trunc, Ops.RECIPROCAL: lambda x: np.divide(np.ones_like(x), x)}

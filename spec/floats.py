@@ -33,13 +33,12 @@ EPS = {dtypes.float16: 2.0**-10, dtypes.bfloat16: 2.0**-7, dtypes.float32: 2.0**
 TINY = {dtypes.float16: 2.0**-14, dtypes.bfloat16: 2.0**-126, dtypes.float32: 2.0**-126, dtypes.float64: 2.0**-1022,
         dtypes.weakfloat: 2.0**-126, **{f: 2.0**-6 for f in dtypes.fp8s}}
 
-TRANSCENDENTAL = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.POW}
-
 def op_tolerance(op:Ops, dt:DType) -> Tolerance:
   """Tolerance for one elementwise op at dtype ``dt`` (ints and bools compare exactly)."""
+  from uopcheck.spec.optable import OP_TABLE   # the op's tolerance class is the table's
   if not dtypes.is_float(dt): return Tolerance()
   eps, tiny = EPS[dt], TINY[dt]
-  if op in TRANSCENDENTAL:
+  if op in OP_TABLE and OP_TABLE[op].tolerance == "transcendental":
     # half/bfloat16 are evaluated in float32 and rounded: 2 ulps of the narrow type; float32 polynomial: ~8 ulps
     return Tolerance(rtol=8*eps if dt in (dtypes.float32, dtypes.float64) else 2*eps, atol=max(16*tiny, 8*eps*1e-3), ulps=8)
   return Tolerance(rtol=2*eps, atol=tiny, ulps=2)

@@ -2,14 +2,20 @@
 
 Each entry says where the op may appear (tensor graph, kernel AST, program), its typing rule (as
 text and as an executable check), and its value semantics, or why it is outside uopcheck's
-scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this table doesn't name."""
+scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this table doesn't name.
+
+An ALU entry is executable: its numpy ``evaluate`` (``spec.alu.eval_alu`` reads it), ``arity``, the ``domain`` of dtypes
+it is defined on, its float ``tolerance`` class (``spec.floats.op_tolerance`` reads it) and the fuzzers that draw it
+(``fuzz``); a test requires every in-scope ALU op to have every entry and checks the fuzzers against the hints."""
 from __future__ import annotations
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
+from uopcheck.spec import alu
 
 class Stage(Enum):
   TENSOR = "tensor"    # the graph Tensor builds, before scheduling
@@ -26,6 +32,12 @@ class OpSpec:
   semantics: str
   check: Callable[[UOp], str|None]|None = None   # returns the broken rule, or None
   out_of_scope: str|None = None                   # reason, when the reference does not evaluate it
+  # executable ALU semantics
+  evaluate: Callable|None = None   # (op, result dtype, operands) -> spec.alu.Lanes
+  arity: int = 0
+  domain: str = ""                 # float | int | int|bool | numeric (int, float, bool) | compare | select | uint64
+  tolerance: str = ""              # exact | rounded | transcendental: how far a float result may be from the exact one
+  fuzz: frozenset[str] = frozenset()   # fuzzers that draw the op directly: symbolic (integer expressions), graph (tensor programs)
 
 def _weak_ok(s:UOp, dt) -> bool: return s.dtype == dt or s.dtype in dtypes.weaks or s.base.is_invalid
 
@@ -66,6 +78,28 @@ _OOS_RENDER = "a renderer/linearizer artifact with no value of its own; checked 
 
 def _e(op, stages, typing, semantics, check=None, oos=None) -> OpSpec:
   return OpSpec(op, frozenset(stages), typing, semantics, check, oos)
+
+# per ALU op: (evaluator, domain, tolerance class, fuzzers that draw it); arity comes from tinygrad's GroupOp
+_S, _G = "symbolic", "graph"
+_ALU: dict[Ops, tuple[Callable, str, str, tuple[str, ...]]] = {
+  **{op: (alu.eval_numeric, "float", "transcendental", (_G,)) for op in (Ops.EXP2, Ops.LOG2, Ops.SIN)},
+  Ops.POW: (alu.eval_numeric, "float", "transcendental", (_G,)),
+  **{op: (alu.eval_numeric, "float", "rounded", (_G,)) for op in (Ops.SQRT, Ops.RECIPROCAL, Ops.TRUNC, Ops.FDIV)},
+  Ops.ADD: (alu.eval_numeric, "numeric", "rounded", (_S, _G)), Ops.MUL: (alu.eval_numeric, "numeric", "rounded", (_S, _G)),
+  Ops.MAX: (alu.eval_numeric, "numeric", "rounded", (_S, _G)), Ops.SUB: (alu.eval_numeric, "numeric", "rounded", (_G,)),
+  Ops.NEG: (alu.eval_numeric, "numeric", "rounded", (_G,)), Ops.MULACC: (alu.eval_numeric, "numeric", "rounded", ()),
+  Ops.FLOORDIV: (alu.eval_numeric, "int", "exact", (_S, _G)), Ops.FLOORMOD: (alu.eval_numeric, "int", "exact", (_S, _G)),
+  Ops.CDIV: (alu.eval_numeric, "int", "exact", (_G,)), Ops.CMOD: (alu.eval_numeric, "int", "exact", (_G,)),
+  Ops.SHL: (alu.eval_numeric, "int", "exact", (_G,)), Ops.SHR: (alu.eval_numeric, "int", "exact", (_G,)),
+  Ops.AND: (alu.eval_numeric, "int|bool", "exact", (_S, _G)), Ops.XOR: (alu.eval_numeric, "int|bool", "exact", (_S, _G)),
+  Ops.OR: (alu.eval_numeric, "int|bool", "exact", (_G,)),
+  Ops.CMPLT: (alu.eval_compare, "compare", "exact", (_S, _G)), Ops.CMPNE: (alu.eval_compare, "compare", "exact", (_S, _G)),
+  Ops.CMPEQ: (alu.eval_compare, "compare", "exact", (_G,)),
+  Ops.WHERE: (alu.eval_where, "select", "exact", (_S, _G)),
+  Ops.THREEFRY: (alu.eval_numeric, "uint64", "exact", (_G,)),
+}
+
+def _arity(op:Ops) -> int: return 1 if op in GroupOp.Unary else 2 if op in GroupOp.Binary else 3 if op in GroupOp.Ternary else 0
 
 def _build() -> dict[Ops, OpSpec]:
   t: dict[Ops, OpSpec] = {}
@@ -138,7 +172,12 @@ def _build() -> dict[Ops, OpSpec]:
     t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why)
   return t
 
-OP_TABLE: dict[Ops, OpSpec] = _build()
+def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
+  for op, (f, dom, tol, fz) in _ALU.items():
+    t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz))
+  return t
+
+OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())
 
 def op_spec(op:Ops) -> OpSpec:
   if op not in OP_TABLE:
