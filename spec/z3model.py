@@ -11,6 +11,7 @@ backend's C) and wraps under ``WRAP`` (numpy, DEV=PYTHON).
 bounds), ``after`` is defined too and equal. It answers Proved, Refuted (with an assignment and both values)
 or Unknown (with z3's reason) -- a timeout is never reported as a pass."""
 from __future__ import annotations
+import operator
 from dataclasses import dataclass, field
 import z3
 from tinygrad.uop import Ops
@@ -42,6 +43,9 @@ class Refuted:
 class Unknown:
   why: str
   def __str__(self): return f"unknown: {self.why}"
+
+# bitwise ops on bit-vectors, one definition for every encoding (Int values reach them through their 64-bit or exact bits)
+BITWISE = {Ops.AND: operator.and_, Ops.OR: operator.or_, Ops.XOR: operator.xor}
 
 WEAK_SHIFTS = 64   # a weakint shifted by a symbolic count is modelled for counts 0..63 (check_rewrite proves no other occurs)
 
@@ -286,7 +290,7 @@ class Z3Model:
         if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), d
       # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
       inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
-      r = {Ops.AND: lambda p, q: p & q, Ops.OR: lambda p, q: p | q, Ops.XOR: lambda p, q: p ^ q}[op](self._bits64(a), self._bits64(b))
+      r = BITWISE[op](self._bits64(a), self._bits64(b))
       out = z3.BV2Int(r, is_signed=True)
       self.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
       return out, z3.And(d, inr(a), inr(b))
@@ -309,7 +313,7 @@ class Z3Model:
     if op is Ops.MAX: return z3.If(a < b, b, a), d
     if op in (Ops.AND, Ops.OR, Ops.XOR):
       A, B = z3.Int2BV(a, w), z3.Int2BV(b, w)
-      return z3.BV2Int({Ops.AND: A & B, Ops.OR: A | B, Ops.XOR: A ^ B}[op], is_signed=signed), d
+      return z3.BV2Int(BITWISE[op](A, B), is_signed=signed), d
     if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
       d = z3.And(d, b != 0)
       if signed and ub: d = z3.And(d, z3.Not(z3.And(a == lo, b == -1)))   # MIN / -1: UB in C, wraps under WRAP
@@ -345,7 +349,7 @@ class Z3Model:
         d = z3.And(d, z3.ULE(z3.ZeroExt(16, a) * z3.ZeroExt(16, b), z3.BitVecVal(2**31 - 1, 32, self.ctx)))  # unsigned compare
       return r, d
     if op is Ops.MAX: return z3.If(self.lt(a, b, dt), b, a), d
-    if op in (Ops.AND, Ops.OR, Ops.XOR): return {Ops.AND: a & b, Ops.OR: a | b, Ops.XOR: a ^ b}[op], d
+    if op in BITWISE: return BITWISE[op](a, b), d
     zero = self.const(0, dt)
     if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
       nz = b != zero
