@@ -13,7 +13,7 @@ from uopcheck.atomic import atomic_write_json  # noqa: F401  (the fuzzers write 
 
 DEFAULT_FINDINGS = ".uopcheck/findings"
 SHIPPED_FINDINGS = pathlib.Path(__file__).resolve().parent / "findings"
-MAX_FINDING_BYTES = 4 << 20
+from uopcheck.settings import MAX_FINDING_BYTES
 
 # exit codes every command shares, so a CI job can gate on them
 EXIT_CLEAN, EXIT_NEW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

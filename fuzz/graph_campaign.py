@@ -21,10 +21,7 @@ from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_fi
 from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
-SHRINK_BUDGET = 150      # property calls spent shrinking one failure
-CASE_TIMEOUT_S = 60.0    # one case (build, reference, compile, run, compare) past this is a hang
-LARGE_CASE_TIMEOUT_S = 300.0   # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
-KILL_GRACE_S = 5.0       # how long past the deadline a worker may take to stop by itself before it is killed
+from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S, KILL_GRACE_S
 
 @dataclass
 class GraphStats:

@@ -20,8 +20,7 @@ FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 100.0, 1e-3, np.inf, -np.i
 INPUT_KINDS = ("normal", "edge", "negative", "neginf", "nan", "extreme", "denormal")
 DEVICES = ("CPU", "CPU:1")
 SHARD_DEVICES = ("CPU", "CPU:1")   # a shard step splits a value over both (axis) or copies it to both (axis -1)
-MAX_ELEMENTS = 1 << 22   # the most elements any value of a program may hold (checked before anything is allocated)
-MAX_JIT_CALLS = 8
+from uopcheck.settings import MAX_PROGRAM_ELEMENTS as MAX_ELEMENTS, MAX_JIT_CALLS
 
 def is_float(d:str) -> bool: return d.startswith("float") or d == "bfloat16"
 def is_unsigned(d:str) -> bool: return d.startswith("uint")

@@ -38,12 +38,7 @@ SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dt
 INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
-PATH_BUDGET = 24         # paths explored per instance
-PLAN_BUDGET = 8         # instances (op/dtype/operand alternatives) per rule and dtype
-RLIMIT = 10_000_000       # z3 resource units per feasibility query (deterministic, unlike a timeout)
-PROOF_RLIMIT = 20_000_000  # ... per refinement proof (64-bit division needs this much)
-MAX_QUERIES = 2400       # z3 queries per rule, all dtypes together (most take milliseconds)
-RULE_RLIMIT = 60_000_000 # z3 resource units per rule, all dtypes together
+from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
 

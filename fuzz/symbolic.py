@@ -292,7 +292,7 @@ def run_from_cli(args) -> int:
   print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
   return exit_code(new=len(st.findings), internal=len(st.internal))
 
-SHRINK_BUDGET = 200  # property calls spent shrinking one refutation
+from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E402
 # tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped
 CHECK_ERRORS = (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError)
 

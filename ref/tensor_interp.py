@@ -30,7 +30,7 @@ from uopcheck.spec.structural import verify
 from uopcheck.ref import movement
 
 # the most elements one value may hold (checked on every node's shape before anything is allocated)
-MAX_ELEMENTS = 1 << 27
+from uopcheck.settings import MAX_REF_ELEMENTS as MAX_ELEMENTS
 
 @dataclass
 class Write:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 
-MAX_MESSAGE = 400  # a message names the op and the rule; it never prints a whole graph
+from uopcheck.settings import MAX_MESSAGE
 
 class SpecError(Exception):
   """Raised for bad input: an unknown op, a malformed graph, or a spec violation.

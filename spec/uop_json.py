@@ -15,7 +15,7 @@ from tinygrad.dtype import DType, dtypes, DTYPES_DICT, AddrSpace, Invalid, Const
 from uopcheck.spec.errors import SpecError
 
 FORMAT = "uopcheck-uop-graph/1"
-MAX_NODES = 100_000
+from uopcheck.settings import MAX_GRAPH_NODES as MAX_NODES
 _DTYPES: dict[str, DType] = {**DTYPES_DICT, "void": dtypes.void, "weakint": dtypes.weakint, "weakfloat": dtypes.weakfloat}
 _DTYPE_NAMES: dict[DType, str] = {v: k for k, v in _DTYPES.items()}
 _ENUMS: dict[str, Any] = {"Ops": Ops, "AxisType": AxisType, "AddrSpace": AddrSpace}

@@ -14,3 +14,26 @@ def apply_environment() -> None:
   os.environ.setdefault("HCQ2", "1")
   if "CC" not in os.environ and (cc := next((c for c in CLANGS if shutil.which(c)), None)) is not None: os.environ["CC"] = cc
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()   # tinygrad caches getenv
+
+# ** every limit, budget and timeout uopcheck runs under, named once (the modules below import them from here) **
+
+# campaigns (fuzz/campaign.py): property calls spent shrinking one failure, per fuzzer
+SYMBOLIC_SHRINK_BUDGET = 200
+GRAPH_SHRINK_BUDGET = 150          # graph cases are slower: fewer shrink steps
+CASE_TIMEOUT_S = 60.0              # one graph case (build, reference, compile, run, compare) past this is a hang
+LARGE_CASE_TIMEOUT_S = 300.0       # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
+KILL_GRACE_S = 5.0                 # how long past the deadline a worker may take to stop by itself before it is killed
+# rules verify (fuzz/rule_verify.py): z3's deterministic resource counter, never a wall-clock timeout
+PATH_BUDGET = 24                   # paths explored per instance
+PLAN_BUDGET = 8                    # instances (op/dtype/operand alternatives) per rule and dtype
+RLIMIT = 10_000_000                # z3 resource units per feasibility query
+PROOF_RLIMIT = 20_000_000          # ... per refinement proof (64-bit division needs this much)
+MAX_QUERIES = 2400                 # z3 queries per rule, all dtypes together (most take milliseconds)
+RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes together
+# inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
+MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
+MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
+MAX_PROGRAM_ELEMENTS = 1 << 22     # any value of a fuzzed tensor program
+MAX_JIT_CALLS = 8                  # TinyJit calls of one fuzzed program
+MAX_REF_ELEMENTS = 1 << 27         # any value the reference interpreter materializes
+MAX_MESSAGE = 400                  # a one-line error names the op and the rule; it never prints a whole graph
