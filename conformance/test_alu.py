@@ -14,28 +14,17 @@ from conformance.edge_values import INTS, FLOATS, edges, make, pairs
 from conformance.conftest import require_dtype
 from conformance.known_findings import finding_for
 
-UNARY_FLOAT = [Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.TRUNC]
-ARITH = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.MAX]
 INT_DIV = [Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD]
-BITWISE = [Ops.AND, Ops.OR, Ops.XOR]
 CMP = [Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ]
 
+# the dtypes of each op-table domain (spec/optable.py): every tensor-stage ALU op of the table at every dtype of its domain
+DOMAIN_DTYPES = {"float": FLOATS, "int": INTS, "int|bool": INTS + [dtypes.bool], "numeric": INTS + FLOATS,
+                 "compare": INTS + FLOATS + [dtypes.bool], "select": INTS + FLOATS + [dtypes.bool], "uint64": [dtypes.uint64]}
+
 def _cases():
-  for op in UNARY_FLOAT:
-    for dt in FLOATS: yield op, dt
-  for dt in INTS + FLOATS: yield Ops.NEG, dt
-  for op in ARITH:
-    for dt in INTS + FLOATS: yield op, dt
-  for op in (Ops.FDIV, Ops.POW):
-    for dt in FLOATS: yield op, dt
-  for op in INT_DIV + [Ops.SHL, Ops.SHR]:
-    for dt in INTS: yield op, dt
-  for op in BITWISE:
-    for dt in INTS + [dtypes.bool]: yield op, dt
-  for op in CMP:
-    for dt in INTS + FLOATS + [dtypes.bool]: yield op, dt
-  for dt in INTS + FLOATS + [dtypes.bool]: yield Ops.WHERE, dt
-  yield Ops.THREEFRY, dtypes.uint64
+  for op, e in OP_TABLE.items():
+    if e.evaluate is None or Stage.TENSOR not in e.stages: continue
+    for dt in DOMAIN_DTYPES[e.domain]: yield op, dt
 
 CASES = list(_cases())
 
@@ -48,7 +37,7 @@ def _no_trap(op, dt):
 def build(op:Ops, dt, skip=lambda *lanes: False):
   """Build ``op`` at ``dt`` over edge values, leaving out the input lanes ``skip`` names (a known finding's)."""
   def _build():
-    if op in UNARY_FLOAT or op is Ops.NEG:
+    if OP_TABLE[op].arity == 1:
       return Tensor(UOp(op, dt, (make([v for v in edges(dt) if not skip(v)], dt).uop,)))
     if op is Ops.WHERE:
       a, b = pairs(dt)
