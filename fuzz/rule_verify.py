@@ -23,7 +23,7 @@ Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (con
 (every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
 expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
 from __future__ import annotations
-import dataclasses, itertools, linecache, sys, time
+import dataclasses, itertools, linecache, time
 from dataclasses import dataclass, field
 from typing import Iterable
 import z3
@@ -560,7 +560,7 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
   """Every rule (or those whose key or matcher contains one of ``only``), ``workers`` processes; results in rule order.
   Each rule is decided on its own with fixed budgets, so the table does not depend on the worker count or timing."""
   import multiprocessing as mp
-  from tqdm import tqdm
+  from uopcheck.progress import bar
   keys = [r.key for r in all_rules(only)]
   it: Iterable[dict]
   if workers <= 1: it = map(_verify_key, keys)
@@ -569,7 +569,7 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
     it = pool.imap(_verify_key, keys)
   out = []
   try:
-    for d in tqdm(it, total=len(keys), desc="rules", unit="rule", disable=not progress, file=sys.stderr):
+    for d in bar(it, "rules", total=len(keys), unit="rules", enabled=progress):
       out.append(RuleVerdict(**{**d, "matchers": tuple(d["matchers"])}))
   finally:
     if workers > 1: pool.terminate()

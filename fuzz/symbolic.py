@@ -8,7 +8,7 @@ hypothesis; the minimal one is attributed to the rule application that breaks re
 plus the normalized form of the node it rewrote) and saved as data (``spec.uop_json``: parsed, never executed) unless
 the shipped corpus already knows that signature."""
 from __future__ import annotations
-import os, pathlib, time
+import os, pathlib, sys, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from tinygrad.uop import Ops
@@ -19,6 +19,7 @@ from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
+from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
@@ -238,7 +239,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   known = known_signatures(known_dir) if known_dir else {}
   start = time.perf_counter()
   deadline = start + minutes * 60
-  last_print = [0.0]
+  status = StatusLine(sys.stdout, every_s=15.0, enabled=progress)
   def check(e) -> Failure|None:
     for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
       if kind == "pipeline" and e.dtype != dtypes.weakint: continue
@@ -250,9 +251,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       if kind == "pipeline": stats.pipeline += 1
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
       stats.seconds = time.perf_counter() - start
-      if progress and stats.seconds - last_print[0] > 2:
-        last_print[0] = stats.seconds
-        print("\r" + stats.line(), end="", flush=True)
+      status.update(stats.line())
       if v.kind != "refuted": continue
       if (why := confirm(root, s, v, reading)) is not None:
         stats.note_internal(root, v, why)
@@ -272,7 +271,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   try: campaign.run()
   finally:
     stats.seconds = time.perf_counter() - start
-    if progress: print("\r" + stats.line(), flush=True)
+    status.close(stats.line())
   return stats
 
 def run_from_cli(args) -> int:

@@ -14,10 +14,10 @@ does about each:
      replay of the same step writes the same bytes.
 A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it); the run does not start."""
 from __future__ import annotations
-import functools, json, pathlib, re, time
+import functools, json, pathlib, re, sys, time
 from dataclasses import dataclass, field
 import numpy as np
-from tqdm import tqdm
+from uopcheck.progress import bar, is_terminal
 from tinygrad import Tensor, Device
 from tinygrad.codegen import to_program
 import tinygrad.engine.realize as tg_realize
@@ -68,6 +68,7 @@ class GateResult:
   def timed(self, phase:str, st:float) -> float:
     now = time.perf_counter()
     self.phases[phase] = self.phases.get(phase, 0.0) + now - st
+    if not is_terminal(sys.stderr): print(f"gate: {phase} ({now - st:.1f} s)", file=sys.stderr, flush=True)  # a log hears each phase
     return now
 
   @property
@@ -270,7 +271,7 @@ class CPUGate:
     log = step_captured(cap, jit_inputs((tok, lr_t)))
     t0 = res.timed("device, call by call", t0)
     kernels = [st for st in log.steps if st.kind == "kernel"]
-    for step in tqdm(kernels, desc=f"gate step {b}: device vs CPU vs reference", unit="kernel", disable=None, leave=False):
+    for step in bar(kernels, f"gate step {b}: device vs CPU vs reference", unit="kernels"):
       res.calls += 1
       if (row := rows.get(key := step.call.src[0].key)) is None:
         name = ansistrip(step.name) or f"kernel{step.index}"

@@ -82,9 +82,11 @@ def _cmd_rules(args) -> int:
   from uopcheck.spec.ints import OverflowReading
   if args.method == "instances":   # the first design: random instances per rule (kept as the benchmark's baseline)
     from uopcheck.fuzz.rules import verify_rules, format_table
+    from uopcheck.progress import StatusLine
+    status = StatusLine(sys.stderr)
     tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
-                           progress=lambda t: print(f"\r{t.matcher} {t.rule:40s}", end="", flush=True, file=sys.stderr))
-    print("\r", end="", file=sys.stderr)
+                           progress=lambda t: status.update(f"{t.matcher} {t.rule:40s}"))
+    status.close("")
     print(format_table(tallies))
     return exit_code(new=sum(1 for t in tallies if t.refuted))
   from uopcheck.fuzz import rule_verify, rule_report
