@@ -25,7 +25,7 @@ def _campaign(tmp_path, *extra, minutes="0.4", timeout=240):
   st = time.perf_counter()
   p = run_cli(cmd, tmp_path, timeout)
   wall = time.perf_counter() - st
-  report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
+  report = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
   return p, report, wall
 
 @pytest.mark.skipif(not CANDIDATE.exists(), reason="../shared/candidates/rangeify2.py is not beside this checkout")

@@ -69,7 +69,7 @@ def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_p
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "1", "--workers", "1", "--seed", "5", "--self-test-bug",
          "--case-timeout", "20", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
   p = run_cli(cmd, tmp_path, 240)
-  report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
+  report = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
   found, problems = load_graph_findings(tmp_path / "f")
   mismatches = [(path, d) for path, d in found if d["failure"] == "mismatch"]
   assert p.returncode == 1 and report["new"] and mismatches, (report, p.stderr[-1500:])
@@ -97,7 +97,7 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   assert files and not list((tmp_path / "f").glob("*.tmp"))
   for f in files: assert json.loads(f.read_text())["program"]["steps"]      # every finding on disk is whole
   assert (tmp_path / "db").is_dir()                                          # the example database survives
-  assert b"interrupted" in (tmp_path / "reports" / "graph_campaign.md").read_bytes()
+  assert b"interrupted" in (tmp_path / "reports" / "latest" / "graph_campaign.md").read_bytes()
 
 def test_graph_corrupt_finding_files_are_skipped_with_one_line(tmp_path):
   good = next(FINDINGS.glob("graph-*.json"))
@@ -126,7 +126,7 @@ def test_graph_campaign_reports_despite_a_corrupt_finding_and_exits_by_the_rule(
   assert bad_db.returncode == 2 and "is a file, not a directory" in bad_db.stderr and len(bad_db.stderr.strip().splitlines()) == 1
   p = run_cli(base + ["--minutes", "0.3", "--seed", "1", "--db", str(tmp_path / "db")], tmp_path, 240)
   assert p.returncode in (0, 1, 3), p.stderr[-2000:]
-  report = json.loads((tmp_path / "reports" / "graph_campaign.json").read_text())
+  report = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
   assert report["cases"] > 0 and any("graph-garbage.json" in x for x in report["skipped_files"])
   assert p.returncode == (3 if report["uopcheck_internal"] else 1 if report["new"] else 0)
 

@@ -230,8 +230,9 @@ def write_report(summary:dict, report_dir:str) -> None:
   for x in summary["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
 
 def main(args) -> int:
+  from uopcheck.runs import resolve
   s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                   candidate=args.scheduler, profile=getattr(args, "profile", "small"),
+                   report_dir=str(resolve(args, "fuzz-graph")), candidate=args.scheduler, profile=getattr(args, "profile", "small"),
                    case_timeout=args.case_timeout or (LARGE_CASE_TIMEOUT_S if getattr(args, "profile", "small") == "large" else CASE_TIMEOUT_S))
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

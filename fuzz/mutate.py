@@ -188,7 +188,8 @@ def main(args) -> int:
   rows = run(args.ids, dets, args.all_detectors, graph_minutes=args.graph_minutes, workers=args.workers, seed=args.seed)
   print(table(rows))
   k, n = score(rows)
-  out = pathlib.Path(args.report_dir)
+  from uopcheck.runs import resolve
+  out = resolve(args, "mutate")
   atomic_write_json(out / "mutate.json", {"detectors": list(dets), "graph_minutes": args.graph_minutes, "caught": k, "live": n,
                                           "rows": [asdict(r) for r in rows]})
   print(f"JSON: {out / 'mutate.json'}")

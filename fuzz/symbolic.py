@@ -8,7 +8,7 @@ hypothesis; the minimal one is attributed to the rule application that breaks re
 plus the normalized form of the node it rewrote) and saved as data (``spec.uop_json``: parsed, never executed) unless
 the shipped corpus already knows that signature."""
 from __future__ import annotations
-import os, pathlib, sys, time
+import dataclasses, os, pathlib, sys, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from tinygrad.uop import Ops
@@ -289,6 +289,9 @@ def run_from_cli(args) -> int:
   for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
   for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
   print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
+  from uopcheck.runs import resolve
+  atomic_write_json(resolve(args, "fuzz-symbolic") / "fuzz_symbolic.json", {**dataclasses.asdict(st), "minutes": args.minutes, "seed": args.seed,
+                                                                            "reading": args.reading, "findings_dir": args.findings})
   return exit_code(new=len(st.findings), internal=len(st.internal))
 
 from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E402

@@ -15,8 +15,10 @@
 Exit codes, for every command: 0 nothing new, 1 new findings, 2 usage or input error, 3 uopcheck-internal error.
 """
 from __future__ import annotations
-import argparse, json, os, pathlib, subprocess, sys
+import argparse, json, os, pathlib, subprocess, sys, time
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
+from uopcheck.atomic import atomic_write_json
+from uopcheck.runs import resolve, finish_run
 
 def _cmd_check(args) -> int:
   from uopcheck.check import catalog, harness
@@ -40,7 +42,8 @@ def _cmd_check(args) -> int:
     rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
   print(f"\n{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
         f"scheduler={args.scheduler or 'tinygrad rangeify'})")
-  if args.json: pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+  atomic_write_json(resolve(args, "check") / "check.json", rows)
+  if args.json: atomic_write_json(pathlib.Path(args.json), rows)
   return exit_code(new=failed - internal, internal=internal)
 
 def _per_kernel(args, names) -> int:
@@ -66,6 +69,10 @@ def _cmd_spec(args) -> int:
     stages = ",".join(sorted(st.value for st in s.stages)) or "-"
     print(f"{op.name:20s} [{stages:22s}] {'OUT OF SCOPE: ' + s.out_of_scope if s.out_of_scope else s.semantics}")
     if args.op: print(f"  typing: {s.typing}")
+  atomic_write_json(resolve(args, "spec") / "spec.json", {op.name: {
+    "stages": sorted(st.value for st in OP_TABLE[op].stages), "typing": OP_TABLE[op].typing, "semantics": OP_TABLE[op].semantics,
+    "out_of_scope": OP_TABLE[op].out_of_scope, "arity": OP_TABLE[op].arity, "domain": OP_TABLE[op].domain,
+    "tolerance": OP_TABLE[op].tolerance, "fuzz": sorted(OP_TABLE[op].fuzz)} for op in ops})
   return 0
 
 def _cmd_conformance(args) -> int:
@@ -95,7 +102,7 @@ def _cmd_rules(args) -> int:
     print(f"uopcheck: {e}", file=sys.stderr)
     return EXIT_USAGE
   verdicts = rule_verify.verify_all(args.only or None, workers=args.workers)
-  out = pathlib.Path(args.report_dir)
+  out = resolve(args, "rules-verify")
   rule_report.write_json(verdicts, out / "rules_verify.json", known)
   rule_report.write_html(verdicts, out / "rules_verify.html", known)
   print(rule_report.format_table(verdicts, known, show_na=args.show_na))
@@ -194,11 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("names", nargs="*", help="graphs from uopcheck.check.catalog (default: all)")
   c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
-  c.add_argument("--json", default=None, help="also write the table as JSON")
+  c.add_argument("--json", default=None, help="also write the table as JSON to this file")
+  c.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
   c.set_defaults(fn=_cmd_check)
   s = sub.add_parser("spec", help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")
+  s.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   s.set_defaults(fn=_cmd_spec)
   k = sub.add_parser("conformance", help="run pytest conformance/")
   k.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (after --)")
@@ -209,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
                  "example database first; every finding is saved as a self-contained reproducer either way)")
   f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes")
+  f.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
@@ -227,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
   r.add_argument("--workers", type=int, default=2, help="processes (default 2); the table does not depend on it")
-  r.add_argument("--report-dir", default="reports", help="where rules_verify.json and rules_verify.html go")
+  r.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
   r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
   r.add_argument("--method", choices=["universal", "instances"], default="universal",
@@ -245,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--fuzz", type=int, default=0, help="also this many graph-fuzz programs drawn from --seed")
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
   cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
-  cs.add_argument("--report-dir", default="reports", help="where compare_schedulers.json and .png go")
+  cs.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
   cs.set_defaults(fn=_cmd_compare)
   mu = sub.add_parser("mutate", help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
@@ -256,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
   mu.add_argument("--graph-minutes", type=float, default=1.0, help="length of the graph-fuzz campaign per mutant")
   mu.add_argument("--workers", type=int, default=1, help="graph-fuzz workers per mutant")
   mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
-  mu.add_argument("--report-dir", default="reports", help="where mutate.json goes")
+  mu.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   mu.set_defaults(fn=_cmd_mutate)
   fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
@@ -289,19 +299,31 @@ def main(argv:list[str]|None=None) -> int:
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
   from uopcheck.fast import compiler_output
   compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
-  try: return args.fn(args)
-  except KeyboardInterrupt: return 130
+  started, rc = time.time(), EXIT_INTERNAL
+  try:
+    rc = args.fn(args)
+    return rc
+  except KeyboardInterrupt:
+    rc = 130
+    return rc
   except Exception as e:
     from uopcheck.spec import SpecError
     from uopcheck.training.data import DatasetError
     from uopcheck.training.checkpoint import CheckpointError
     if isinstance(e, (SpecError, DatasetError, CheckpointError)):
       print(f"uopcheck: {e}", file=sys.stderr)
-      return EXIT_USAGE
+      rc = EXIT_USAGE
+      return rc
     import traceback
     traceback.print_exc()
     print(f"uopcheck: internal error (a bug in uopcheck, not a tinygrad finding): {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
     return EXIT_INTERNAL
-  finally: compiler_output.print_summary()
+  finally:
+    compiler_output.print_summary()
+    if (run_dir := getattr(args, "run_dir", None)) is None: pass
+    elif rc == EXIT_USAGE and not any(run_dir.iterdir()): run_dir.rmdir()   # refused its input before writing anything: no run
+    else:   # a command that wrote its reports to a new run directory
+      finish_run(run_dir, args.run_command, list(argv if argv is not None else sys.argv[1:]), started, rc)
+      print(f"reports: {run_dir} (reports/latest)", file=sys.stderr)
 
 if __name__ == "__main__": sys.exit(main())

@@ -156,7 +156,8 @@ def main(args) -> int:
   rows = compare(args.a, args.b, args.graphs, args.corpus, args.fuzz, args.seed, args.profile,
                  progress=lambda s: print(s, flush=True) if not args.quiet else None)
   print(table(rows, args.a, args.b))
-  out = pathlib.Path(args.report_dir)
+  from uopcheck.runs import resolve
+  out = resolve(args, "compare-schedulers")
   atomic_write_json(out / "compare_schedulers.json", {"a": args.a, "b": args.b, "seed": args.seed, "profile": args.profile,
                                                        "rows": [{"case": r.case, "source": r.source, "a": asdict(r.costs[args.a]),
                                                                  "b": asdict(r.costs[args.b])} for r in rows]})

@@ -1,0 +1,28 @@
+"""Every reporting command writes under its own run directory and points reports/latest at it; a run never overwrites
+the last one's reports, and --report-dir still writes where it is told."""
+import json, os
+from uopcheck.cli import main
+
+def test_two_runs_keep_two_report_directories_and_latest_points_at_the_last(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert main(["spec"]) == 0
+  assert main(["spec", "--op", "cdiv"]) == 0
+  runs = sorted((tmp_path / "reports" / "runs").iterdir())
+  assert len(runs) == 2 and all(r.name.split("-", 2)[2].startswith("spec") for r in runs)
+  first = json.loads((runs[0] / "spec.json").read_text())
+  assert "ADD" in first and first["CDIV"]["domain"] == "int"              # the first run's full table is still there
+  latest = tmp_path / "reports" / "latest"
+  assert latest.is_symlink() and latest.resolve() == runs[1].resolve() and (tmp_path / "reports" / "latest-spec").resolve() == runs[1].resolve()
+  assert list(json.loads((latest / "spec.json").read_text())) == ["CDIV"]
+  run = json.loads((latest / "run.json").read_text())
+  assert run["argv"] == ["uopcheck", "spec", "--op", "cdiv"] and run["exit_code"] == 0 and run["command"] == "spec"
+
+def test_report_dir_writes_where_it_is_told_and_makes_no_run(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert main(["spec", "--report-dir", str(tmp_path / "mine")]) == 0
+  assert (tmp_path / "mine" / "spec.json").is_file() and not (tmp_path / "reports").exists()
+
+def test_a_failed_command_records_its_exit_code(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert main(["check", "no-such-graph"]) == 2
+  assert not (tmp_path / "reports").exists() or not os.listdir(tmp_path / "reports" / "runs")   # refused before any report
