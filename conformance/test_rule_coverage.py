@@ -11,7 +11,8 @@ def covered(tmp_path_factory):
   out = tmp_path_factory.mktemp("rulecov")
   r = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "conformance/test_movement.py"), "-q", "-p", "no:warnings", "-k",
                       "float32 and (pad or permute)",
-                      "--rule-cov=symbolic", "--rule-cov-report=term", "--rule-cov-report=json", "--rule-cov-report=html", "--rule-cov-dir", str(out),
+                      "--rule-cov=symbolic", "--rule-cov-report=term", "--rule-cov-report=json", "--rule-cov-report=html", "--rule-cov-report=lcov",
+                      "--rule-cov-dir", str(out),
                       "-p", "uopcheck.rulecov"], capture_output=True, text=True, cwd=ROOT)
   assert r.returncode == 0, r.stdout[-2000:]
   return out, r.stdout, json.loads((out / "rulecov.report.json").read_text())
@@ -28,6 +29,30 @@ def test_rule_cov_terminal_table_and_json(covered):
   # the 'rules hit only by' view: the tests that exercised a fired rule
   assert any(t.startswith("conformance/test_movement.py::") for k in fired for t in rep["rules"][k]["tests"])
 
+def test_rule_cov_index_has_totals_sorting_never_fired_and_the_command(covered):
+  out, _, rep = covered
+  index = (out / "html" / "index.html").read_text()
+  n, f = len(rep["rules"]), sum(1 for r in rep["rules"].values() if r["hits"])
+  assert f"<td><b>TOTAL</b></td><td><b>{n}</b></td><td><b>{f}</b></td>" in index      # the totals row
+  assert "onclick='srt(this)'" in index and "function srt(" in index                    # sortable columns
+  assert f"never fired ({len(rep['never_fired'])})" in index and rep["never_fired"][0] in index
+  assert "command: <code>pytest " in index and "created " in index
+
+def test_rule_cov_lcov_lists_every_rule_line_with_its_hits(covered):
+  out, _, rep = covered
+  records = (out / "rulecov.lcov").read_text().split("end_of_record")
+  das = {}
+  for rec in records:
+    sf = next((ln[3:] for ln in rec.splitlines() if ln.startswith("SF:")), None)
+    if sf is None: continue
+    assert pathlib.Path(sf).is_file()
+    for ln in rec.splitlines():
+      if ln.startswith("DA:"):
+        line, hits = map(int, ln[3:].split(","))
+        das[(sf.split("tinygrad/")[-1], line)] = hits
+  for r in rep["rules"].values():   # every rule is a DA line; a fired rule's line has hits
+    assert (r["file"], r["line"]) in das and (das[(r["file"], r["line"])] > 0) >= (r["hits"] > 0)
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (make test installs it)")
 def test_rule_cov_html_renders_in_headless_chromium(covered, tmp_path):
   out, _, rep = covered
@@ -40,7 +65,7 @@ def test_rule_cov_html_renders_in_headless_chromium(covered, tmp_path):
   assert f">{some.split(':')[1]}</td><td class=\"n\">0</td>" in dom                       # a never-fired rule shows 0 hits on its line
   index = subprocess.run(["chromium", *flags, "--dump-dom", (out / "html" / "index.html").as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
-  assert "uopcheck rule coverage" in index and "uop_symbolic.py.html" in index
+  assert "uopcheck rule coverage" in index and "uop_symbolic.py.html" in index and "TOTAL" in index
   shot = tmp_path / "shot.png"
   subprocess.run(["chromium", *flags, f"--screenshot={shot}", "--window-size=1200,800", page.as_uri()], capture_output=True, timeout=120)
   assert shot.exists() and shot.stat().st_size > 5000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

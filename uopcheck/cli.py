@@ -163,7 +163,8 @@ def _cmd_coverage(args) -> int:
   rep = rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None)
   if "term" in args.report: print(rulecov.term(rep))
   if "json" in args.report: (d / "rulecov.report.json").write_text(json.dumps(rep, indent=1)); print(f"JSON report: {d}/rulecov.report.json")
-  if "html" in args.report: print(f"HTML report: {rulecov.write_html(rep, d / 'html')}")
+  if "html" in args.report: print(f"HTML report: {rulecov.write_html(rep, d / 'html', 'uopcheck coverage -- ' + ' '.join(args.cmd))}")
+  if "lcov" in args.report: print(f"LCOV report: {rulecov.write_lcov(rep, d / 'rulecov.lcov')}")
   return rc
 
 def _cmd_compare(args) -> int:
@@ -276,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
   cv.add_argument("--dir", default="reports/rulecov", help="where the data files and reports go (default reports/rulecov)")
   cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
-  cv.add_argument("--report", nargs="*", default=["term"], choices=["term", "json", "html"], help="report kinds (default term)")
+  cv.add_argument("--report", nargs="*", default=["term"], choices=["term", "json", "html", "lcov"], help="report kinds (default term)")
   cv.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run under coverage (after --)")
   cv.set_defaults(fn=_cmd_coverage)
   a = sub.add_parser("amd", help="MI350X bring-up: doctor and env")

@@ -99,8 +99,23 @@ def term(rep:dict, max_never:int=40) -> str:
   if len(rep["never_fired"]) > max_never: lines.append(f"  ... {len(rep['never_fired']) - max_never} more (see the JSON report)")
   return "\n".join(lines)
 
-def write_html(rep:dict, out_dir:str|os.PathLike) -> pathlib.Path:
-  """An index page, and one page per tinygrad source file with each rule line annotated by its hit count."""
+_SORT_JS = ("<script>function srt(th){const t=th.closest('table'),i=[...th.parentNode.children].indexOf(th),b=t.tBodies[0],"
+            "d=th.dataset.d=th.dataset.d==='a'?'d':'a',k=r=>{const v=r.children[i].dataset.v??r.children[i].textContent;"
+            "return isNaN(parseFloat(v))?v:parseFloat(v)};[...b.rows].sort((x,y)=>(k(x)>k(y)?1:k(x)<k(y)?-1:0)*(d==='a'?1:-1))"
+            ".forEach(r=>b.appendChild(r))}</script>")
+
+def _table(head:list[str], rows:list[list], total:list|None=None) -> str:
+  """a sortable table (click a header); the totals row stays below, outside the sorted body"""
+  th = "".join(f"<th onclick='srt(this)' style='cursor:pointer'>{h}</th>" for h in head)
+  body = "".join("<tr>" + "".join(f"<td data-v='{html.escape(str(v[1]))}'>{v[0]}</td>" if isinstance(v, tuple) else f"<td>{v}</td>"
+                                  for v in r) + "</tr>" for r in rows)
+  foot = "<tfoot><tr class='total'>" + "".join(f"<td><b>{v}</b></td>" for v in total) + "</tr></tfoot>" if total else ""
+  return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody>{foot}</table>"
+
+def write_html(rep:dict, out_dir:str|os.PathLike, command:str="") -> pathlib.Path:
+  """An index page like coverage.py's (totals, sortable columns, the never-fired rules, the command and the time), and one
+  page per tinygrad source file with each rule line annotated by its hit count."""
+  import time
   import tinygrad
   base = pathlib.Path(tinygrad.__file__).parent
   out = pathlib.Path(out_dir); out.mkdir(parents=True, exist_ok=True)
@@ -118,25 +133,50 @@ def write_html(rep:dict, out_dir:str|os.PathLike) -> pathlib.Path:
       cls = "" if r is None else (" class='hit'" if r["hits"] else " class='miss'")
       count = "" if r is None else str(r["hits"])
       title = "" if r is None else f" title='{html.escape(r['matcher'])}: {html.escape(', '.join(r['tests'][:10]) or 'no test')}'"
-      body.append(f"<tr{cls}{title}><td class='n'>{i}</td><td class='n'>{count}</td><td><pre>{html.escape(text)}</pre></td></tr>")
+      body.append(f"<tr id='L{i}'{cls}{title}><td class='n'>{i}</td><td class='n'>{count}</td><td><pre>{html.escape(text)}</pre></td></tr>")
     (out / page).write_text(f"<html><head><meta charset='utf-8'><title>{f}</title>{style}</head><body><h1>{f}</h1>"
                             f"<p><a href='index.html'>index</a></p><table>{''.join(body)}</table></body></html>")
     fired = sum(1 for r in lines.values() if r["hits"])
-    rows.append(f"<tr><td><a href='{page}'>{f}</a></td><td>{len(lines)}</td><td>{fired}</td><td>{100 * fired / len(lines):.1f}%</td></tr>")
-  mrows = "".join(f"<tr><td>{html.escape(k)}</td><td>{m['rules']}</td><td>{m['fired']}</td><td>{m['percent']}%</td></tr>"
-                  for k, m in sorted(rep["matchers"].items()))
-  (out / "index.html").write_text(f"<html><head><meta charset='utf-8'><title>uopcheck rule coverage</title>{style}</head><body>"
-                                  f"<h1>uopcheck rule coverage</h1><h2>matchers</h2>"
-                                  f"<table><tr><th>matcher</th><th>rules</th><th>fired</th><th>%</th></tr>{mrows}</table>"
-                                  f"<h2>files</h2><table><tr><th>file</th><th>rules</th><th>fired</th><th>%</th></tr>{''.join(rows)}</table></body></html>")
+    rows.append([(f"<a href='{page}'>{f}</a>", f), len(lines), fired, (f"{100 * fired / len(lines):.1f}%", 100 * fired / len(lines))])
+  mrows = [[html.escape(k), m["rules"], m["fired"], (f"{m['percent']}%", m["percent"])] for k, m in sorted(rep["matchers"].items())]
+  n, f_ = sum(m["rules"] for m in rep["matchers"].values()), sum(m["fired"] for m in rep["matchers"].values())
+  total = ["TOTAL", n, f_, f"{100 * f_ / max(n, 1):.1f}%"]
+  never = [[(f"<a href='{rep['rules'][k]['file'].replace('/', '_')}.html#L{rep['rules'][k]['line']}'>{html.escape(k)}</a>", k),
+            html.escape(rep["rules"][k]["matcher"]), f"<code>{html.escape(rep['rules'][k]['pattern'][:120])}</code>"] for k in rep["never_fired"]]
+  when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+  (out / "index.html").write_text(f"<html><head><meta charset='utf-8'><title>uopcheck rule coverage</title>{style}{_SORT_JS}</head><body>"
+                                  f"<h1>uopcheck rule coverage</h1><p>{n} rules, {f_} fired ({100 * f_ / max(n, 1):.1f}%); "
+                                  f"created {when}{'; command: <code>' + html.escape(command) + '</code>' if command else ''}</p>"
+                                  f"<h2>matchers</h2>{_table(['matcher', 'rules', 'fired', '%'], mrows, total)}"
+                                  f"<h2>files</h2>{_table(['file', 'rules', 'fired', '%'], rows, total)}"
+                                  f"<h2>never fired ({len(never)})</h2>{_table(['rule', 'matcher', 'pattern'], never)}</body></html>")
   return out / "index.html"
+
+def write_lcov(rep:dict, path:str|os.PathLike) -> pathlib.Path:
+  """LCOV tracefile (the format genhtml, editors' coverage gutters and coverage services read): each rule is a line of
+  tinygrad's source, its hit count the DA count"""
+  import tinygrad
+  base = pathlib.Path(tinygrad.__file__).parent
+  by_file: dict[str, list[tuple[int, int]]] = defaultdict(list)
+  for r in rep["rules"].values(): by_file[r["file"]].append((r["line"], r["hits"]))
+  out = ["TN:uopcheck-rule-coverage"]
+  for f, ls in sorted(by_file.items()):
+    per_line: dict[int, int] = defaultdict(int)
+    for line, hits in ls: per_line[line] += hits
+    out += [f"SF:{base / f}"] + [f"DA:{line},{hits}" for line, hits in sorted(per_line.items())]
+    out += [f"LF:{len(per_line)}", f"LH:{sum(1 for h in per_line.values() if h)}", "end_of_record"]
+  p = pathlib.Path(path)
+  p.parent.mkdir(parents=True, exist_ok=True)
+  p.write_text("\n".join(out) + "\n")
+  return p
 
 # ** pytest plugin **
 
 def pytest_addoption(parser):
   g = parser.getgroup("uopcheck rule coverage")
   g.addoption("--rule-cov", nargs="?", const="all", default=None, help="collect PatternMatcher rule coverage (optionally: matchers, comma separated)")
-  g.addoption("--rule-cov-report", action="append", default=None, choices=["term", "json", "html"], help="report kinds (default term)")
+  g.addoption("--rule-cov-report", action="append", default=None, choices=["term", "json", "html", "lcov"],
+                help="report kinds (default term); lcov writes rulecov.lcov for editors and coverage services")
   g.addoption("--rule-cov-dir", default="reports/rulecov", help="where data files and reports go")
 
 def pytest_load_initial_conftests(early_config, parser, args):
@@ -167,7 +207,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
   if "term" in kinds: tr.write_line(term(rep))
   if "json" in kinds:
     (pathlib.Path(d) / "rulecov.report.json").write_text(json.dumps(rep, indent=1)); tr.write_line(f"JSON report: {d}/rulecov.report.json")
-  if "html" in kinds: tr.write_line(f"HTML report: {write_html(rep, pathlib.Path(d) / 'html')}")
+  if "html" in kinds: tr.write_line(f"HTML report: {write_html(rep, pathlib.Path(d) / 'html', 'pytest ' + ' '.join(sys.argv[1:]))}")
+  if "lcov" in kinds: tr.write_line(f"LCOV report: {write_lcov(rep, pathlib.Path(d) / 'rulecov.lcov')}")
 
 # processes started with UOPCHECK_RULECOV_DIR (campaign workers, `uopcheck coverage -- CMD`) leave their data at exit
 if os.environ.get("UOPCHECK_RULECOV_DIR") and os.environ.get("TRACK_MATCH_STATS"):
