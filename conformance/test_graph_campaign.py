@@ -6,6 +6,8 @@ import pytest
 from uopcheck.fuzz.graph import check_program, load_graph_findings
 from conformance.isolated import program_ok, run_cli
 
+pytestmark = pytest.mark.slow   # every test here runs a real campaign in a subprocess
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FAULTS = ROOT / "conformance" / "fault_schedulers.py"
 CANDIDATE = ROOT.parent / "shared" / "candidates" / "rangeify2.py"

@@ -8,13 +8,14 @@ from uopcheck.spec import ints
 from uopcheck.spec.alu import eval_alu, cast
 from tinygrad.uop import Ops
 from conformance.edge_values import INTS
+from conformance.profiles import examples
 
 def _wrap_py(v:int, dt) -> int:
   m = 1 << dt.bitsize
   v %= m
   return v - m if dt in dtypes.sints and v >= m // 2 else v
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(INTS), st.data())
 def test_add_sub_mul_wrap_like_exact_integers(dt, data):
   a = data.draw(st.integers(dt.min, dt.max)); b = data.draw(st.integers(dt.min, dt.max))
@@ -29,7 +30,7 @@ def test_add_sub_mul_wrap_like_exact_integers(dt, data):
     elif dt == dtypes.uint16 and op is Ops.MUL: assert bool(r.ub_overflow[0]) == (a * b > 2**31 - 1)
     else: assert not r.ub_overflow[0]
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(INTS), st.data())
 def test_division_matches_tinygrad_helpers_and_python(dt, data):
   a = data.draw(st.integers(dt.min, dt.max)); b = data.draw(st.integers(dt.min, dt.max))

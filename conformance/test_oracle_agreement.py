@@ -10,6 +10,7 @@ from tinygrad.dtype import dtypes
 from uopcheck.spec.ints import OverflowReading, PYTHON_ALU_DIFFERENCES, C_UB_SIGNED
 from uopcheck.spec.z3model import Z3Model, _signed_value
 from uopcheck.fuzz.exhaustive import evaluate_at, exhaustive_check
+from conformance.profiles import examples
 
 DTS = [dtypes.weakint, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
 BINARY = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD, Ops.MAX, Ops.AND, Ops.OR, Ops.XOR,
@@ -51,7 +52,7 @@ def lanes(draw):
       else draw(st.one_of(edge, st.integers(lo, hi)))
   return op, dt, a, b, draw(st.sampled_from(list(OverflowReading)))
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
 @given(lanes())
 def test_numpy_z3_exhaustive_and_python_alu_agree(case):
   op, dt, a, b, reading = case

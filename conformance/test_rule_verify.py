@@ -15,6 +15,7 @@ from uopcheck.fuzz.rule_verify import all_rules, verify_rule, Rule, summary
 from uopcheck.fuzz.pipeline import check_pipeline, run_pipeline, pipeline_root
 from uopcheck.fuzz.symbolic import confirm
 from uopcheck.spec.ints import OverflowReading
+from conformance.profiles import examples
 
 RULES = {r.key: r for r in all_rules()}
 
@@ -25,7 +26,7 @@ OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b:
        "mod": lambda a, b: a % b, "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
        "lt": lambda a, b: a < b, "max": lambda a, b: max(a, b), "neg_abs": lambda a, b: -abs(a) + b}
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.sampled_from(sorted(OPS)), st.integers(-2**64, 2**64), st.integers(-2**64, 2**64).filter(lambda x: x != 0))
 def test_symint_computes_what_python_computes(op, a, b):
   """the z3 term of every operation, evaluated at the concrete values, equals Python's own result"""

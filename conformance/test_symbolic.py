@@ -12,6 +12,7 @@ from uopcheck.spec.z3model import check_rewrite, check_bounds, Proved, Refuted, 
 from uopcheck.fuzz.symbolic import int_expr, check_expr, load_findings, replay, save_finding, confirm, finding_json, attribute, load_expr, audit
 from uopcheck.fuzz.exhaustive import declarations
 from uopcheck.fuzz.exhaustive import exhaustive_check
+from conformance.profiles import examples
 
 FINDINGS = pathlib.Path(__file__).resolve().parent.parent / "fuzz" / "findings"
 W, U = OverflowReading.WRAP, OverflowReading.UNDEFINED
@@ -81,7 +82,7 @@ def test_symbolic_exhaustive_and_z3_agree():
     z = check_rewrite(before, after, W)
     assert ex is not None and ex[0] == isinstance(z, Proved), (before.render(simplify=False), ex, z)
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(int_expr(depth=3, dt=dtypes.weakint))
 def test_symbolic_fuzz_check_runs(e):
   """The checker returns a verdict for every random weakint expression (a refutation here is reported, not hidden)."""
@@ -133,7 +134,7 @@ def test_symbolic_confirmation_rejects_out_of_range_counterexamples():
   agree = Verdict("refuted", "z3", Refuted({"a": 1}, 2, 2, "values differ"))
   assert confirm(a + 1, (a + 2) - 1, agree, W).startswith("numpy: both sides give")
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(int_expr(depth=4))
 def test_symbolic_fuzzer_never_draws_two_variables_of_one_name(e):
   decl = declarations(e)

@@ -104,6 +104,7 @@ def test_gate_catches_a_jit_replay_that_differs_from_its_kernels(tmp_path, monke
   res = CPUGate(tr, tmp_path).run(_batches(1), 1e-3)
   assert all(r.ok for r in res.rows) and not res.replay_ok and not res.ok and res.blame == "JIT replay", res.table()
 
+@pytest.mark.slow
 def test_train_cli_trains_tiny_behind_the_gate_and_the_loss_falls(tmp_path):
   out = tmp_path / "run"
   rc = main(["train", "--config", "tiny", "--steps", "50", "--validate", "--out", str(out)])
@@ -124,6 +125,7 @@ def test_train_cli_trains_tiny_behind_the_gate_and_the_loss_falls(tmp_path):
   assert raw.count(b"tokens_per_s") >= 50
   assert (out / "data" / "uopcheck-corpus_text_document.idx").is_file()  # the real reader on real files
 
+@pytest.mark.slow
 def test_resume_continues_exactly_where_a_stopped_run_left_off(tmp_path):
   a, b = tmp_path / "a", tmp_path / "b"
   assert main(["train", *SMALL, "--steps", "6", "--out", str(a)]) == 0

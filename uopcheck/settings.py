@@ -37,3 +37,15 @@ MAX_PROGRAM_ELEMENTS = 1 << 22     # any value of a fuzzed tensor program
 MAX_JIT_CALLS = 8                  # TinyJit calls of one fuzzed program
 MAX_REF_ELEMENTS = 1 << 27         # any value the reference interpreter materializes
 MAX_MESSAGE = 400                  # a one-line error names the op and the rule; it never prints a whole graph
+
+# hypothesis profiles for the suite: how many examples a property test draws, relative to its own stated count
+# (conformance/profiles.examples). Select with pytest's --hypothesis-profile NAME or UOPCHECK_HYPOTHESIS_PROFILE=NAME.
+HYPOTHESIS_PROFILES = {"dev": 25, "ci": 100, "nightly": 1000}   # max_examples of a test that states none
+
+def register_hypothesis_profiles(default:str="ci") -> str:
+  from hypothesis import settings
+  for name, n in HYPOTHESIS_PROFILES.items(): settings.register_profile(name, max_examples=n)
+  name = os.environ.get("UOPCHECK_HYPOTHESIS_PROFILE", default)
+  if name not in HYPOTHESIS_PROFILES: raise ValueError(f"UOPCHECK_HYPOTHESIS_PROFILE={name!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
+  settings.load_profile(name)
+  return name
