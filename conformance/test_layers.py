@@ -8,9 +8,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck/check": ("check", 2), "fuzz": ("fuzz", 3),
           "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
 # standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad), atomic writes,
-# and the settings (every limit, budget and timeout, and the process environment)
+# the settings (every limit, budget and timeout, and the process environment), progress lines and per-run report directories
 UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -2), "uopcheck.settings": ("settings", -2),
-           "uopcheck.progress": ("progress", -2)}
+           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):
@@ -37,7 +37,7 @@ FILES = sorted(p for d in ("spec", "ref", "fast", "fuzz", "training", "amd", "uo
 
 def test_every_layer_has_modules():
   seen = {layer_of_file(p)[0] for p in FILES}
-  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov", "atomic", "settings", "progress"} <= seen
+  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov", "atomic", "settings", "progress", "runs"} <= seen
 
 def violations(path:pathlib.Path, name:str, floor:int) -> list[str]:
   bad = []
