@@ -6,7 +6,7 @@ from uopcheck.settings import apply_environment, register_hypothesis_profiles
 apply_environment()   # before tinygrad is imported: HCQ2 and CC as the CLI sets them
 register_hypothesis_profiles()   # dev / ci / nightly; pytest's --hypothesis-profile overrides
 from tinygrad import Tensor, dtypes  # noqa: E402
-from uopcheck.fast import compiler_output  # noqa: E402
+from uopcheck import compiler_output  # noqa: E402
 compiler_output.capture()   # the C compiler's warnings: counted and shown once in the summary, not inside the test output
 
 _RESULTS: list = []

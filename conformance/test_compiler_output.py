@@ -35,7 +35,7 @@ def test_debug_shows_the_compiler_output_per_compile(noisy_cc):
   assert sum(1 for ln in r.stderr.splitlines() if ln.strip() == WARNING) >= 2
 
 def test_a_failing_compile_fails_as_before_and_prints_its_output(tmp_path):
-  from uopcheck.fast import compiler_output
+  from uopcheck import compiler_output
   bad = tmp_path / "bad-cc"
   bad.write_text("#!/bin/sh\necho 'error: boom' >&2\nexit 3\n")
   bad.chmod(0o755)
@@ -43,8 +43,11 @@ def test_a_failing_compile_fails_as_before_and_prints_its_output(tmp_path):
   try:
     os.environ["CC"] = str(bad)
     log = compiler_output.capture()
+    assert log is not None
     r = subprocess.run([os.environ["CC"], "-c", "x.c"], capture_output=True, text=True)
     assert r.returncode == 3 and "error: boom" in r.stderr   # shown in full, exit status kept
     got = compiler_output.collected()
     assert got.compiles == 1 and got.lines["error: boom"] == 1 and log.exists()
+    compiler_output.release()
+    assert not log.parent.exists() and dict(os.environ) == {**saved, "CC": str(bad)}   # released: the environment before it
   finally: os.environ.clear(); os.environ.update(saved)   # the suite's own capture stays in place

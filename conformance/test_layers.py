@@ -10,7 +10,8 @@ LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck
 # standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad), atomic writes,
 # the settings (every limit, budget and timeout, and the process environment), progress lines and per-run report directories
 UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -2), "uopcheck.settings": ("settings", -2),
-           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1)}
+           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1),
+           "uopcheck.compiler_output": ("compiler_output", -2)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):

@@ -298,7 +298,7 @@ def main(argv:list[str]|None=None) -> int:
   apply_environment()
   try: args = build_parser().parse_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
-  from uopcheck.fast import compiler_output
+  from uopcheck import compiler_output
   compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
   started, rc = time.time(), EXIT_INTERNAL
   try:
@@ -321,6 +321,7 @@ def main(argv:list[str]|None=None) -> int:
     return EXIT_INTERNAL
   finally:
     compiler_output.print_summary()
+    compiler_output.release()
     if (run_dir := getattr(args, "run_dir", None)) is None: pass
     elif rc == EXIT_USAGE and not any(run_dir.iterdir()): run_dir.rmdir()   # refused its input before writing anything: no run
     else:   # a command that wrote its reports to a new run directory

@@ -4,13 +4,13 @@ tinygrad's CPU backend runs ``$CC`` with stderr going straight to the terminal -
 compile-worker pool (spawned processes, ``PARALLEL``). On some CPUs clang prints ``warning: invalid feature combination:
 +avx10.1-256 ...`` and ``1 warning generated`` for *every* kernel: hundreds of lines inside a results table.
 
-``capture()`` (an explicit call: the CLI and the test suite make it) points ``CC`` at a small wrapper that runs the
+``capture()`` (an explicit call: the CLI and the test suite make it; ``release()`` undoes it) points ``CC`` at a small wrapper that runs the
 real compiler and appends what it printed, one block per compile, to a per-run log -- every process that inherits the
 environment (tinygrad's compile workers, campaign workers) runs the same wrapper and writes to the same log. ``summary()`` shows each distinct line
 once with its count. Under ``DEBUG>=1`` the wrapper also passes each compile's output through as it comes, and a failing
 compile always prints it in full (and fails as before)."""
 from __future__ import annotations
-import os, pathlib, shlex, shutil, sys, tempfile
+import atexit, os, pathlib, shlex, shutil, sys, tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -53,13 +53,19 @@ class CompilerOutput:
 
 def _ours(cc:str|None) -> bool: return cc is not None and cc == os.environ.get("UOPCHECK_CC_WRAPPER")
 
+KEYS = ("CC", "UOPCHECK_CC_WRAPPER", "UOPCHECK_REAL_CC", "UOPCHECK_CC_LOG")
+_CAPTURES: list[tuple[dict, pathlib.Path]] = []   # (the environment before, the wrapper's directory), innermost last
+
 def capture() -> pathlib.Path|None:
   """Wrap ``CC`` for this process and every process it starts; returns the log (None when there is no compiler to wrap).
-  A nested capture (a uopcheck CLI started under another one) gets its own log."""
+  A nested capture (a uopcheck CLI started under another one, or ``main()`` called in-process) gets its own log;
+  ``release`` undoes the innermost one, and the wrapper's directory is removed at exit at the latest."""
   cc = os.environ.get("CC")
   real = os.environ.get("UOPCHECK_REAL_CC") if _ours(cc) else (cc or "clang")
   if real is None or (path := shutil.which(real)) is None: return None
   d = pathlib.Path(tempfile.mkdtemp(prefix="uopcheck-cc-"))
+  _CAPTURES.append(({k: os.environ.get(k) for k in KEYS}, d))
+  atexit.register(shutil.rmtree, d, True)
   (log := d / "compiles.log").write_text("")
   (w := d / "cc").write_text(WRAPPER.format(real=shlex.quote(path), log=shlex.quote(str(log)), mark=MARK))
   w.chmod(0o755)
@@ -67,9 +73,14 @@ def capture() -> pathlib.Path|None:
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()
   return log
 
-def uninstall() -> None:
-  if _ours(os.environ.get("CC")): os.environ["CC"] = os.environ["UOPCHECK_REAL_CC"]
-  for k in ("UOPCHECK_CC_WRAPPER", "UOPCHECK_CC_LOG", "UOPCHECK_REAL_CC"): os.environ.pop(k, None)
+def release() -> None:
+  """undo the innermost capture: the environment as it was before it, its wrapper and log removed"""
+  if not _CAPTURES: return
+  before, d = _CAPTURES.pop()
+  for k, v in before.items():
+    if v is None: os.environ.pop(k, None)
+    else: os.environ[k] = v
+  shutil.rmtree(d, ignore_errors=True)
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()
 
 def collected() -> CompilerOutput:
