@@ -131,9 +131,10 @@ def check_kernel_step(step:Step, var_vals:dict[str, int]) -> tuple[KernelCheck, 
   return kc, out
 
 def _last_after(log:StepLog, u:UOp) -> bytes|None:
+  ub = single_buffer(u)
   for s in reversed(log.steps):
     for a, data in zip([a for a in s.call.src[1:] if not a.is_bound_var], s.after):
-      ab, ub = single_buffer(a), single_buffer(u)
+      ab = single_buffer(a)
       if ab.base is ub.base and ab.offset == ub.offset and ab.nbytes == ub.nbytes: return data
   return None
 
