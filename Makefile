@@ -1,12 +1,12 @@
 # uopcheck: two commands do all set-up on a fresh machine.
 #   make demo   venv + install + run ref vs fast on the real graphs and print the report
-#   make test   venv + install + ruff check + pytest conformance/
+#   make test   venv + install + ruff check + mypy + pytest -n auto conformance/
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test lint clang browser install bench train clean
+.PHONY: demo test lint clang browser redis install bench train clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -25,9 +25,15 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 && echo "installed chromium") || \
 	  echo "note: chromium not installed; the rule-coverage HTML rendering test will be skipped"; }
 
+# a real redis-server for the distributed-campaign test (shared hypothesis example database); without it that test skips
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null 2>&1 && echo "installed redis-server") || \
+	  echo "note: redis-server not installed; the Redis part of the distributed-campaign test will be skipped"; }
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e ".[training,dev]"
+	$(PY) -m pip install -q -e ".[training,dev,cluster]"
 	$(PY) -c "import uopcheck.ref, uopcheck.fast, uopcheck.spec, wandb, matplotlib" && touch $(STAMP)
 
 install: clang $(STAMP)
@@ -37,8 +43,9 @@ demo: install
 	$(VENV)/bin/uopcheck check --json reports/demo.json
 	@echo; echo "report written to reports/demo.json"
 
-test: install browser lint
-	$(PY) -m pytest conformance -q
+# pytest-xdist: one worker per core (bench/pytest_parallel.py measures -n 2 against -n 0)
+test: install browser redis lint
+	$(PY) -m pytest conformance -q -n auto
 
 # pyflakes + the line limit (pyproject [tool.ruff]) and mypy (pyproject [tool.mypy]); make test runs both first
 lint: install

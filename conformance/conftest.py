@@ -7,14 +7,28 @@ apply_environment()   # before tinygrad is imported: HCQ2 and CC as the CLI sets
 register_hypothesis_profiles()   # dev / ci / nightly; pytest's --hypothesis-profile overrides
 from tinygrad import Tensor, dtypes  # noqa: E402
 from uopcheck import compiler_output  # noqa: E402
-compiler_output.capture()   # the C compiler's warnings: counted and shown once in the summary, not inside the test output
+# the C compiler's warnings: counted and shown once in the summary, not inside the test output; pytest-xdist workers
+# inherit the controller's wrapper and write to its log, so the controller's summary counts every worker's compiles
+if not (os.environ.get("PYTEST_XDIST_WORKER") and compiler_output.active()): compiler_output.capture()
 
-_RESULTS: list = []
+_RESULTS: list[dict] = []   # one row per case (a worker sends its rows to the controller: pytest_sessionfinish / testnodedown)
+
+def _row(r) -> dict:
+  return {"name": r.name, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "ub_lanes": r.ub_lanes,
+          "undefined_skipped": r.skipped_undefined, "error": r.error, "lanes": sum(c.checked for c in r.comparisons), "line": r.line()}
 
 @pytest.fixture
 def conformance_log():
   """Record a harness.CaseResult for the end-of-run summary (and reports/conformance.json)."""
-  return _RESULTS.append
+  return lambda r: _RESULTS.append(_row(r))
+
+def pytest_sessionfinish(session):
+  if hasattr(session.config, "workerinput"): session.config.workeroutput["uopcheck_cases"] = json.dumps(_RESULTS)
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+  """pytest-xdist (controller): a worker is done; its cases join the summary"""
+  _RESULTS.extend(json.loads(getattr(node, "workeroutput", {}).get("uopcheck_cases", "[]")))
 
 @functools.cache
 def _dtype_runs(dtname:str) -> str|None:
@@ -30,25 +44,24 @@ def require_dtype(dt):
   if dt == dtypes.bfloat16 and (why := _dtype_runs("bfloat16")) is not None: pytest.skip(why)
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+  if hasattr(config, "workerinput"): return
   if (noise := compiler_output.collected().summary()): terminalreporter.write_line(noise)
   if not _RESULTS: return
   tr = terminalreporter
-  n_ok = sum(r.ok for r in _RESULTS)
-  ub = [r for r in _RESULTS if r.ub_lanes]
+  rows = sorted(_RESULTS, key=lambda r: r["name"])   # the same order whichever worker ran a case
+  n_ok = sum(r["ok"] for r in rows)
+  ub = [r for r in rows if r["ub_lanes"]]
   tr.section("uopcheck conformance summary")
-  tr.write_line(f"cases: {len(_RESULTS)}  ref==fast: {n_ok}  differ: {len(_RESULTS) - n_ok}")
-  tr.write_line(f"lanes compared: {sum(c.checked for r in _RESULTS for c in r.comparisons)}  "
-                f"undefined (skipped): {sum(r.skipped_undefined for r in _RESULTS)}  "
-                f"resting on signed overflow (UB on CPU): {sum(r.ub_lanes for r in _RESULTS)} in {len(ub)} cases")
-  tr.write_line(f"ref time: {sum(r.ref_s for r in _RESULTS):.2f}s  fast time: {sum(r.fast_s for r in _RESULTS):.2f}s  "
-                f"kernels run: {sum(r.kernels for r in _RESULTS)}")
-  for r in ub[:8]: tr.write_line(f"  UB-on-CPU: {r.name}: {r.ub_lanes} lanes (result compared under wrap-around)")
-  for r in [r for r in _RESULTS if not r.ok][:20]: tr.write_line(f"  {r.line()}")
+  tr.write_line(f"cases: {len(rows)}  ref==fast: {n_ok}  differ: {len(rows) - n_ok}")
+  tr.write_line(f"lanes compared: {sum(r['lanes'] for r in rows)}  undefined (skipped): {sum(r['undefined_skipped'] for r in rows)}  "
+                f"resting on signed overflow (UB on CPU): {sum(r['ub_lanes'] for r in rows)} in {len(ub)} cases")
+  tr.write_line(f"ref time: {sum(r['ref_s'] for r in rows):.2f}s  fast time: {sum(r['fast_s'] for r in rows):.2f}s  "
+                f"kernels run: {sum(r['kernels'] for r in rows)}")
+  for r in ub[:8]: tr.write_line(f"  UB-on-CPU: {r['name']}: {r['ub_lanes']} lanes (result compared under wrap-around)")
+  for r in [r for r in rows if not r["ok"]][:20]: tr.write_line(f"  {r['line']}")
   out = pathlib.Path(os.environ.get("UOPCHECK_REPORT_DIR", "reports"))
   out.mkdir(parents=True, exist_ok=True)
-  (out / "conformance.json").write_text(json.dumps([{"name": r.name, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s,
-                                                    "ub_lanes": r.ub_lanes, "undefined_skipped": r.skipped_undefined, "error": r.error}
-                                                   for r in _RESULTS], indent=1))
+  (out / "conformance.json").write_text(json.dumps(rows, indent=1))
 
 def pytest_addoption(parser):
   parser.addoption("--scheduler", default=None, help="candidate scheduler (package.module:get_kernel_graph) for the kernel checks")

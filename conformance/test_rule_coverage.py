@@ -96,3 +96,16 @@ def test_codegen_rules_of_a_many_kernel_realize_are_counted(tmp_path):
     return sum(1 for v in json.loads((d / "rulecov.report.json").read_text())["rules"].values() if v["hits"])
   default, with_workers = fired(tmp_path / "default"), fired(tmp_path / "workers", PARALLEL="2")
   assert default > with_workers > 0, (default, with_workers)
+
+def test_combine_reads_data_files_only_and_a_new_run_starts_empty(tmp_path):
+  """the report (rulecov.report.json) sits beside the data files: a second run in the same directory must neither read it
+  as data (it has no 'hits': it crashed) nor add up the first run's hits"""
+  from uopcheck import rulecov
+  (tmp_path / "rulecov.111.json").write_text(json.dumps({"hits": {"uop/symbolic.py:1": 2}, "tests": {}}))
+  (tmp_path / "rulecov.report.json").write_text(json.dumps({"rules": {}, "matchers": {}, "never_fired": []}))
+  assert [f.name for f in rulecov.data_files(tmp_path)] == ["rulecov.111.json"]
+  assert rulecov.combine(tmp_path)["hits"] == {"uop/symbolic.py:1": 2}
+  class Cfg:
+    getoption = staticmethod(lambda name: {"--rule-cov": "all", "--rule-cov-dir": str(tmp_path)}[name])
+  rulecov.pytest_sessionstart(type("Session", (), {"config": Cfg()})())
+  assert rulecov.data_files(tmp_path) == [] and (tmp_path / "rulecov.report.json").exists()

@@ -156,7 +156,7 @@ def _cmd_coverage(args) -> int:
     print("uopcheck coverage: give a command after --, e.g. uopcheck coverage -- pytest conformance -k movement", file=sys.stderr)
     return 2
   d = pathlib.Path(args.dir)
-  for f in d.glob("rulecov.*.json"): f.unlink()
+  for f in rulecov.data_files(d): f.unlink()
   env = {**os.environ, "TRACK_MATCH_STATS": "1", "PRINT_MATCH_STATS": "0", "UOPCHECK_RULECOV_DIR": str(d.resolve())}
   env.setdefault("PARALLEL", "0")  # compile workers run with TRACK_MATCH_STATS=0: their rules would be lost (see rulecov.enable)
   rc = subprocess.call(cmd, env=env)

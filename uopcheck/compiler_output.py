@@ -56,6 +56,10 @@ def _ours(cc:str|None) -> bool: return cc is not None and cc == os.environ.get("
 KEYS = ("CC", "UOPCHECK_CC_WRAPPER", "UOPCHECK_REAL_CC", "UOPCHECK_CC_LOG")
 _CAPTURES: list[tuple[dict, pathlib.Path]] = []   # (the environment before, the wrapper's directory), innermost last
 
+def active() -> bool:
+  """this environment already runs compiles through a uopcheck wrapper (a parent's capture): its log collects them"""
+  return _ours(os.environ.get("CC")) and pathlib.Path(os.environ.get("UOPCHECK_CC_LOG", "")).is_file()
+
 def capture() -> pathlib.Path|None:
   """Wrap ``CC`` for this process and every process it starts; returns the log (None when there is no compiler to wrap).
   A nested capture (a uopcheck CLI started under another one, or ``main()`` called in-process) gets its own log;

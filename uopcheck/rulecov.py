@@ -5,8 +5,9 @@ every PatternMatcher is a TrackedPatternMatcher and ``tinygrad.uop.ops.match_sta
 A rule's stable id is its file:line (``UPat.location``) plus the module and name of the matcher that defines it.
 
 As a pytest plugin (always loaded through pyproject's addopts, inert unless asked): ``pytest --rule-cov[=MATCHERS]
-[--rule-cov-report=term|json|html]``. Each process that runs with ``UOPCHECK_RULECOV_DIR`` set writes a data file
-there at exit; ``combine`` merges them (campaign workers included), and ``uopcheck coverage -- CMD`` wraps a command."""
+[--rule-cov-report=term|json|html|lcov]``, under pytest-xdist too (``-n 2``: each worker leaves its data, the controller combines).
+Each process that runs with ``UOPCHECK_RULECOV_DIR`` set writes a data file there at exit;
+``combine`` merges them (campaign workers included), and ``uopcheck coverage -- CMD`` wraps a command."""
 from __future__ import annotations
 import atexit, html, importlib, json, os, pathlib, sys
 from collections import defaultdict
@@ -68,10 +69,14 @@ def write_data(directory:str|os.PathLike, tests:dict[str, set[str]]|None=None) -
   from uopcheck.atomic import atomic_write_json
   return atomic_write_json(d / f"rulecov.{os.getpid()}.json", {"hits": hits(), "tests": {k: sorted(v) for k, v in (tests or {}).items()}}, None)
 
+def data_files(directory:str|os.PathLike) -> list[pathlib.Path]:
+  """the per-process data files (``rulecov.<pid>.json``) -- not the report (``rulecov.report.json``) written beside them"""
+  return sorted(f for f in pathlib.Path(directory).glob("rulecov.*.json") if f.name.split(".")[1].isdigit())
+
 def combine(directory:str|os.PathLike) -> dict:
   """Merge every process's data file: hits add up, the tests that hit a rule are united."""
   tot: dict[str, int] = defaultdict(int); tests: dict[str, set[str]] = defaultdict(set)
-  for f in sorted(pathlib.Path(directory).glob("rulecov.*.json")):
+  for f in data_files(directory):
     try: d = json.loads(f.read_text())
     except (OSError, ValueError) as e: raise ValueError(f"{f.name}: corrupt rule-coverage data file: {e}") from None
     for k, v in d["hits"].items(): tot[k] += v
@@ -184,6 +189,17 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 _TESTS: dict[str, set[str]] = defaultdict(set)
 
+def _xdist_worker(config) -> bool: return hasattr(config, "workerinput")
+
+def pytest_sessionstart(session):
+  """a run starts from no data, as coverage.py's does: files an earlier run left in the directory would add up. Under
+  pytest-xdist only the controller clears; each worker leaves its own data file at its end (pytest_sessionfinish)."""
+  if not session.config.getoption("--rule-cov") or _xdist_worker(session.config): return
+  for f in data_files(session.config.getoption("--rule-cov-dir")): f.unlink()
+
+def pytest_sessionfinish(session):
+  if session.config.getoption("--rule-cov") and _xdist_worker(session.config): write_data(session.config.getoption("--rule-cov-dir"), _TESTS)
+
 def pytest_runtest_call(item):
   if not item.config.getoption("--rule-cov"): return
   before = hits()
@@ -197,9 +213,9 @@ def pytest_runtest_teardown(item):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
   sel = config.getoption("--rule-cov")
-  if not sel: return
+  if not sel or _xdist_worker(config): return
   d = config.getoption("--rule-cov-dir")
-  write_data(d, _TESTS)
+  write_data(d, _TESTS)   # this process's own (under xdist the workers' files are already there: they end before the summary)
   rep = report(combine(d), None if sel == "all" else sel.split(","))
   kinds = config.getoption("--rule-cov-report") or ["term"]
   tr = terminalreporter
