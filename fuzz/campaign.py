@@ -62,8 +62,10 @@ class Failure:
 
 class Campaign:
   def __init__(self, strategy, check:Callable[[object], Failure|None], finish:Callable[[Failure], None], deadline:float,
-               pending:pathlib.Path, db=None, max_examples:int|None=None, seed_of:Callable[[int], int]|None=None, shrink_budget:int=200):
+               pending:pathlib.Path, db=None, max_examples:int|None=None, seed_of:Callable[[int], int]|None=None, shrink_budget:int=200,
+               on_pending:Callable[[dict], None]|None=None):
     self.strategy, self.check, self.finish, self.deadline, self.pending = strategy, check, finish, deadline, pending
+    self.on_pending = on_pending   # also told each pending failure (a cluster worker sends it to the client: its disk may be lost)
     self.db, self.max_examples, self.seed_of, self.shrink_budget = db, max_examples, seed_of, shrink_budget
     self.shrinking: int|None = None   # property calls spent shrinking this round's failure (None: not shrinking)
     self.minimal: Failure|None = None
@@ -79,6 +81,7 @@ class Campaign:
     if self.minimal is None or f.size < self.minimal.size:
       self.minimal = f
       atomic_write_json(self.pending, f.record)
+      if self.on_pending is not None: self.on_pending(f.record)
     raise FoundBug(f.kind)
 
   def _start_round(self) -> None: self.shrinking = None

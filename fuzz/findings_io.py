@@ -47,9 +47,23 @@ def load_dir(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], N
     except SpecError as e: problems.append(str(e))
   return out, problems
 
+REDIS_KEY_PREFIX = b"uopcheck-hypothesis:"
+
 def open_example_db(db_dir:str|None):
-  """hypothesis' DirectoryBasedExampleDatabase at ``db_dir`` (None: no database); an unusable path is a one-line SpecError."""
+  """hypothesis' example database: a ``redis://host:port[/n]`` URL is a RedisExampleDatabase every worker of a cluster
+  shares (HypoFuzz's way), anything else a DirectoryBasedExampleDatabase at that path (a shared filesystem shares it too);
+  None: no database. An unusable path or an unreachable Redis is a one-line SpecError."""
   if not db_dir: return None
+  if db_dir.startswith(("redis://", "rediss://", "unix://")):
+    try:
+      import redis
+      from hypothesis.extra.redis import RedisExampleDatabase
+      client = redis.Redis.from_url(db_dir)
+      client.ping()
+    except ImportError as e:
+      raise SpecError(f"{db_dir}: a Redis example database needs the 'redis' package (pip install uopcheck[cluster]): {e}") from None
+    except Exception as e: raise SpecError(f"{db_dir}: the Redis example database is unreachable ({type(e).__name__}: {e})") from None
+    return RedisExampleDatabase(client, key_prefix=REDIS_KEY_PREFIX)
   from hypothesis.database import DirectoryBasedExampleDatabase
   p = pathlib.Path(db_dir)
   if p.exists() and not p.is_dir(): raise SpecError(f"{p}: the hypothesis example database path is a file, not a directory")

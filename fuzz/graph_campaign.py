@@ -45,24 +45,26 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 
-def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events) -> None:
-  """Sort a finalized finding into new / known / uopcheck-internal, write it, and tell the supervisor."""
+def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink=None) -> None:
+  """Sort a finalized finding into new / known / uopcheck-internal, write it (or hand it to ``sink``: a cluster worker sends
+  it to the client, which writes), and tell the supervisor."""
   stats.failures += 1
   if d["kind"] == "uopcheck-internal": name, key = "internal", d["signature"]
   elif d["kind"] == "flaky": name, key = "flaky", d["signature"]
   elif d["signature"] in known: name, key = "known", known[d["signature"]]
   else: name, key = "new", d["signature"]
-  if name != "known": write_finding(d, findings_dir)
+  if name != "known": write_finding(d, findings_dir) if sink is None else sink(d)
   if key not in (bucket := getattr(stats, name)):
     bucket.append(key)
     if events is not None: events.put((name, key))
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
            known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
-           round_offset:int=0, profile:str="small") -> GraphStats:
+           round_offset:int=0, profile:str="small", sink=None, publish=None) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
-  signed and saved -- or counted as known when the shipped corpus has its signature."""
+  signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
+  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure."""
   from uopcheck.fast.runner import on_compiled
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
@@ -74,9 +76,11 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   def compiled(srcs):  # kernel sources of the running case, on disk before they run
     case["kernels"] = case.get("kernels", []) + [list(s) for s in srcs]
     atomic_write_json(current, case)
+    if publish is not None: publish({"case": case})
   def check(desc) -> Failure|None:
     case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
     atomic_write_json(current, case)
+    if publish is not None: publish({"case": case})
     try:
       with on_compiled(compiled): v = check_program(desc, scheduler=scheduler, candidate=candidate)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
@@ -91,9 +95,11 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     desc, v = f.case
     late = time.perf_counter() > deadline  # past the budget: save without the per-kernel blame
     d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late else None)
-    _record(stats, d, known, findings_dir, events)
+    _record(stats, d, known, findings_dir, events, sink)
+    if publish is not None: publish({"pending": None})
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
-  campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET)
+  campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET,
+                      on_pending=None if publish is None else lambda rec: publish({"pending": rec}))
   try: campaign.run()
   finally:
     current.unlink(missing_ok=True)
@@ -102,11 +108,19 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
 
 # ** the supervisor **
 
-def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile):
-  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
+def load_schedulers(scheduler:str|None, candidate:str|None) -> tuple:
+  """(the scheduler under test, the candidate) from their specs, in the process that runs the cases"""
   from uopcheck.fast.runner import load_scheduler
   sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
-  cand = load_scheduler(candidate) if candidate else None
+  return sched, load_scheduler(candidate) if candidate else None
+
+def lost_case_finding(case:dict, kind:str, why:str, seed) -> dict:
+  """the case a worker was running when it died or hung, as a finding (no shrinking, no blame run: it took a worker down)"""
+  return finalize(case["program"], GraphVerdict(False, kind, why), seed=seed, blame=kind, kernels=case.get("kernels"))
+
+def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile):
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
+  sched, cand = load_schedulers(scheduler, candidate)
   worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
          events=events, round_offset=round_offset, profile=profile)
   if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
@@ -119,7 +133,7 @@ def _lost_case(findings_dir:str, wid:int, kind:str, why:str, seed, known:dict) -
   try: case = json.loads(cur.read_text())
   except (OSError, ValueError): return None
   cur.unlink(missing_ok=True)
-  d = finalize(case["program"], GraphVerdict(False, kind, why), seed=seed, blame=kind, kernels=case.get("kernels"))
+  d = lost_case_finding(case, kind, why, seed)
   if d["signature"] in known: return "known", known[d["signature"]]
   write_finding(d, findings_dir)
   return "new", d["signature"]
@@ -189,29 +203,36 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
   # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
   if not interrupted: drain()
-  el = time.perf_counter() - start
+  summary = summarize(findings_dir, got, started_wall, interrupted, known, minutes=minutes, workers=workers, seed=seed,
+                      seconds=round(time.perf_counter() - start, 1), cases=counters[0], scheduler=scheduler, candidate=candidate,
+                      case_timeout=case_timeout, profile=profile, restarts=restarts, lost=lost)
+  print()
+  write_report(summary, report_dir)
+  return summary
+
+def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrupted:bool, known:dict, *, minutes:float, workers:int, seed,
+              seconds:float, cases:int, scheduler, candidate, case_timeout:float, profile:str, restarts:int, lost:list[str]) -> dict:
+  """the campaign's summary (the JSON and Markdown reports), from what it saw and the findings directory: after an
+  interrupt, every finding file written since the start that is not in the shipped corpus counts as new"""
   found, problems = load_graph_findings(findings_dir)
   if interrupted:
     for f, d in found:
       if f.stat().st_mtime >= started_wall and d["signature"] not in known: got["new"].add(d["signature"])
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
-  summary = {"minutes": minutes, "workers": workers, "seed": seed, "seconds": round(el, 1), "cases": counters[0],
-             "cases_per_min": round(counters[0] / el * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
-             "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
-             "new": sorted(got["new"]), "known": sorted(got["known"]),
-             "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal
-                                   if d["signature"] in got["internal"]],
-             "flaky": sorted(got["flaky"]), "skipped_files": problems,
-             "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
-                           "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
-  print()
-  write_report(summary, report_dir)
-  return summary
+  return {"minutes": minutes, "workers": workers, "seed": seed, "seconds": seconds, "cases": cases,
+          "cases_per_min": round(cases / max(seconds, 1e-9) * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
+          "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
+          "new": sorted(got["new"]), "known": sorted(got["known"]),
+          "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal if d["signature"] in got["internal"]],
+          "flaky": sorted(got["flaky"]), "skipped_files": problems,
+          "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
+                        "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
 def write_report(summary:dict, report_dir:str) -> None:
   p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
   atomic_write_json(p / "graph_campaign.json", summary)
-  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s), seed {summary['seed']}",
+  where = f"Dask cluster {summary['cluster']}, {summary['shards']} shards" if summary.get("cluster") else "one machine"
+  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}",
            f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
            f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')})"
            + (" (interrupted)" if summary["interrupted"] else ""),
@@ -231,8 +252,16 @@ def write_report(summary:dict, report_dir:str) -> None:
 
 def main(args) -> int:
   from uopcheck.runs import resolve
-  s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                   report_dir=str(resolve(args, "fuzz-graph")), candidate=args.scheduler, profile=getattr(args, "profile", "small"),
-                   case_timeout=args.case_timeout or (LARGE_CASE_TIMEOUT_S if getattr(args, "profile", "small") == "large" else CASE_TIMEOUT_S))
+  profile = getattr(args, "profile", "small")
+  timeout = args.case_timeout or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)
+  if getattr(args, "cluster", None):
+    from uopcheck.fuzz.cluster import run_cluster_campaign
+    s = run_cluster_campaign(args.minutes, args.cluster, args.workers, args.seed, args.findings, args.db, candidate=args.scheduler,
+                             scheduler="self-test-bug" if getattr(args, "self_test_bug", False) else None,
+                             case_timeout=timeout, profile=profile, report_dir=str(resolve(args, "fuzz-graph")),
+                             **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
+  else:
+    s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
+                     report_dir=str(resolve(args, "fuzz-graph")), candidate=args.scheduler, profile=profile, case_timeout=timeout)
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

@@ -218,11 +218,16 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--minutes", type=float, default=5.0, help="time budget of the campaign (default 5)")
   f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
                  "example database first; every finding is saved as a self-contained reproducer either way)")
-  f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes")
+  f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes (with --cluster local: Dask workers)")
+  f.add_argument("--cluster", default=None, metavar="ADDRESS", help="graph: run the workers on a Dask cluster: 'local' starts an embedded "
+                 "LocalCluster of --workers processes, tcp://HOST:8786 joins a running scheduler; the client writes every finding")
+  f.add_argument("--shard-minutes", type=float, default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
+                 "is submitted (default 5)")
   f.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
-  f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database directory")
+  f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
+                 "to share it between the workers of a cluster")
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
   f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
                  "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")

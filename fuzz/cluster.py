@@ -1,0 +1,200 @@
+"""Graph campaigns on a Dask distributed cluster: ``uopcheck fuzz graph --cluster ADDRESS`` (``--cluster local`` starts an
+embedded ``LocalCluster`` of ``--workers`` processes, so one machine needs nothing else).
+
+The client cuts the time budget into *shards* (a seed and a slice of minutes each) and keeps one running per worker
+thread. A shard is ``graph_campaign.worker`` in the Dask worker's process, with two changes: it never writes a finding --
+it sends each one, as soon as it is finalized, through a ``distributed.Queue`` to the client, which validates it as
+data, deduplicates it by signature (against the shipped corpus and everything this run saw) and writes it, once; and it
+publishes its running case and its pending (found, not yet shrunk) failure in a ``distributed.Variable``. So:
+
+- a Dask worker lost mid-case (the case crashed the process, the machine went away) loses no finding: what it sent is
+  written, and its last case is saved as a ``crash`` finding -- by the shard's next attempt when Dask reschedules it, or
+  by the client when Dask gives up on it (``KilledWorker``); a pending failure it had not finalized is kept beside the
+  findings as ``.pending-graph-shard<N>.json`` (unconfirmed: the worker died before re-checking it);
+- a case running past ``--case-timeout`` is saved as a ``hang`` finding by the client, which then restarts that worker.
+
+hypothesis' example database is shared through Redis with ``--db redis://HOST:6379/0`` (or a directory on a shared
+filesystem). Every worker must be able to import uopcheck, tinygrad and the ``--scheduler`` module (same environment)."""
+from __future__ import annotations
+import json, time, uuid
+from uopcheck.fuzz.findings_io import SpecError, DEFAULT_FINDINGS
+from uopcheck.settings import CASE_TIMEOUT_S, KILL_GRACE_S, CLUSTER_SHARD_MINUTES
+from uopcheck.progress import StatusLine
+
+class _Counter:
+  """``worker``'s shared case counter, as the shard sees it: every ``every`` cases the count goes to the client"""
+  def __init__(self, send, every:int=20): self.n, self.sent, self.send, self.every = [0], 0, send, every
+  def get_lock(self): return self
+  def __enter__(self): return self
+  def __exit__(self, *a): self.flush(self.every)
+  def __getitem__(self, i): return self.n[i]
+  def __setitem__(self, i, v): self.n[i] = v
+  def flush(self, every:int=1) -> None:
+    if self.n[0] - self.sent >= every: self.send({"cases": self.n[0] - self.sent}); self.sent = self.n[0]
+
+def _var_get(var) -> dict|None:
+  try: return json.loads(var.get(timeout=5))
+  except Exception: return None   # gone (the client set it before the shard was submitted): nothing to recover
+
+def _exit_worker() -> None:
+  import os
+  os._exit(70)   # EX_SOFTWARE: the worker ran a hung case (fuzz.cluster's watchdog)
+
+def shard(spec:dict) -> dict:
+  """One Dask task: the graph fuzzer for ``spec['minutes']`` on this worker. Returns its case count; findings, progress and
+  the running case travel through the run's Queue and this shard's Variable while it runs."""
+  from uopcheck.settings import apply_environment
+  apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported in this worker
+  import tempfile
+  from distributed import Queue, Variable, get_worker
+  from uopcheck.fuzz.graph_campaign import worker, load_schedulers
+  out, var = Queue(spec["run"]), Variable(f"{spec['run']}-shard-{spec['shard']}")
+  send = lambda msg: out.put(json.dumps({**msg, "shard": spec["shard"]}))
+  prev = _var_get(var)
+  if prev and prev.get("case") and not prev.get("handled"):   # an earlier attempt died with its worker, mid-case
+    send({"lost": prev, "why": "crash: the Dask worker running the case was lost"})
+  attempt = (prev or {}).get("attempt", -1) + 1
+  state = {"attempt": attempt, "worker": get_worker().address}
+  def publish(update:dict) -> None:
+    state.update(update); var.set(json.dumps(state))
+  publish({})
+  sched, cand = load_schedulers(spec["scheduler"], spec["candidate"])
+  counter = _Counter(send)
+  with tempfile.TemporaryDirectory(prefix="uopcheck-shard-") as d:   # the worker's pending and current files (local scratch)
+    stats = worker(0, spec["minutes"], spec["seed"], d, spec["db"], counter, sched, known_dir=None, candidate=cand,
+                   case_timeout=spec["case_timeout"], round_offset=attempt * 1000, profile=spec["profile"],
+                   sink=lambda f: send({"finding": f}), publish=publish)
+  counter.flush()
+  var.set(json.dumps({"attempt": attempt, "done": True}))
+  return {"shard": spec["shard"], "cases": stats.cases, "seconds": stats.seconds, "worker": state["worker"]}
+
+class _Collector:
+  """The client's side: every message from the shards, findings validated, deduplicated and written once."""
+  def __init__(self, findings_dir:str, known:dict, seed):
+    import pathlib
+    self.dir, self.known, self.seed = pathlib.Path(findings_dir), known, seed
+    self.got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set()}
+    self.cases = 0
+    self.lost: list[str] = []       # one line per case that took a worker down
+    self.rejected: list[str] = []   # messages that were not findings (never written)
+
+  def finding(self, d:dict) -> None:
+    from uopcheck.fuzz.graph import write_finding, _validate, FILE_PREFIX
+    try:   # a message from the network is data: checked like a finding file before it is written
+      if not isinstance(d, dict) or d.get("kind") not in FILE_PREFIX or not isinstance(d.get("signature"), str): raise ValueError("not a finding")
+      if not d["signature"].isalnum(): raise ValueError(f"bad signature {d['signature']!r}")
+      _validate(d)
+    except (SpecError, ValueError, KeyError, TypeError) as e:
+      self.rejected.append(f"a malformed finding from a worker was not written: {type(e).__name__}: {e}"[:300]); return
+    kind = {"uopcheck-internal": "internal", "flaky": "flaky"}.get(d["kind"])
+    if kind is None: kind = "known" if d["signature"] in self.known else "new"
+    if kind == "known": self.got["known"].add(self.known[d["signature"]]); return
+    write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it
+    self.got[kind].add(d["signature"])
+
+  def lost_case(self, state:dict, kind:str, why:str, shard:int) -> None:
+    from uopcheck.atomic import atomic_write_json
+    from uopcheck.fuzz.graph_campaign import lost_case_finding
+    if state.get("pending"): atomic_write_json(self.dir / f".pending-graph-shard{shard}.json", state["pending"])
+    if not state.get("case"): return
+    self.lost.append(f"shard {shard}: {why}")
+    self.finding(lost_case_finding(state["case"], kind, why, self.seed))
+
+  def message(self, raw:str) -> None:
+    m = json.loads(raw)
+    if "cases" in m: self.cases += int(m["cases"])
+    elif "finding" in m: self.finding(m["finding"])
+    elif "lost" in m: self.lost_case(m["lost"], "crash", m["why"], m["shard"])
+
+def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS,
+                         db:str|None=None, scheduler:str|None=None, candidate:str|None=None, case_timeout:float=CASE_TIMEOUT_S,
+                         profile:str="small", report_dir:str="reports", shard_minutes:float=CLUSTER_SHARD_MINUTES) -> dict:
+  """The client: start (``local``) or join (``tcp://HOST:8786``) a Dask cluster, keep a shard on every worker thread until
+  the budget is spent, write what comes back. Returns the same summary as the one-machine campaign (plus the cluster)."""
+  import pathlib
+  from uopcheck.fuzz.findings_io import open_example_db
+  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, write_report
+  from uopcheck.fast.runner import load_scheduler
+  try: import dask, distributed
+  except ImportError as e: raise SpecError(f"--cluster needs Dask (pip install uopcheck[cluster]): {e}") from None
+  open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
+  for s in (scheduler, candidate):
+    if s and s != "self-test-bug": load_scheduler(s)
+  pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
+  col = _Collector(findings_dir, known_graph_signatures(), seed)
+  run = f"uopcheck-{uuid.uuid4().hex[:10]}"
+  start, started_wall = time.perf_counter(), time.time()
+  deadline = start + minutes * 60
+  # tinygrad compiles in spawned processes: a Dask worker must be allowed children (LocalCluster's; a remote cluster's
+  # workers need DASK_DISTRIBUTED__WORKER__DAEMON=False, see README)
+  with dask.config.set({"distributed.worker.daemon": False}):
+    local = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) \
+      if cluster == "local" else None
+    try: client = distributed.Client(local if local is not None else cluster, timeout=30)
+    except (OSError, TimeoutError) as e:
+      if local is not None: local.close()
+      raise SpecError(f"{cluster}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
+  queue = distributed.Queue(run, client=client)
+  running: dict = {}   # future -> shard number
+  shards, interrupted, restarts = 0, False, 0
+  used: set[str] = set()   # the Dask workers that finished a shard
+  status = StatusLine()
+  def submit() -> None:
+    nonlocal shards
+    left = (deadline - time.perf_counter()) / 60
+    spec = {"run": run, "shard": shards, "minutes": min(shard_minutes, left), "db": db, "scheduler": scheduler, "candidate": candidate,
+            "case_timeout": case_timeout, "profile": profile, "seed": None if seed is None else seed * 1000 + shards}
+    # the shard's Variable is set before it runs (a get of an unset Variable waits, and the scheduler logs the timeout)
+    distributed.Variable(f"{run}-shard-{shards}", client=client).set(json.dumps({"attempt": -1}))
+    running[client.submit(shard, spec, key=f"{run}-shard-{shards}", pure=False)] = shards
+    shards += 1
+  def drain() -> None:
+    for raw in queue.get(batch=True): col.message(raw)
+  try:
+    for _ in range(sum(client.nthreads().values())): submit()
+    while running:
+      time.sleep(1.0)
+      drain()
+      for fut, n in list(running.items()):
+        var = distributed.Variable(f"{run}-shard-{n}", client=client)
+        if fut.status == "pending":
+          st = _var_get(var) or {}
+          case = st.get("case") or {}
+          if case and not st.get("handled") and st.get("worker") not in client.scheduler_info()["workers"]:
+            # the worker died mid-case (Dask will run the shard again; that attempt would report it too: handled)
+            var.set(json.dumps({**st, "handled": True}))
+            col.lost_case(st, "crash", "crash: the Dask worker running the case died", n); restarts += 1
+          elif case and not st.get("handled") and time.time() - case.get("started", time.time()) > case_timeout:
+            var.set(json.dumps({**st, "handled": True}))
+            col.lost_case(st, "hang", f"hang: the case ran past {case_timeout:g} s; its Dask worker was restarted", n)
+            # the stuck thread may never return: the worker's event loop ends the process and its nanny starts a new one (a
+            # graceful restart_workers waits for the stuck task, up to minutes)
+            client.run(_exit_worker, workers=[st["worker"]], wait=False, on_error="ignore")
+            restarts += 1
+          elif time.perf_counter() > deadline + KILL_GRACE_S + case_timeout: fut.cancel(); del running[fut]
+          continue
+        del running[fut]
+        if fut.status == "finished": used.add(fut.result()["worker"])
+        if fut.status == "error":   # Dask gave up on the shard (its workers kept dying): its last case is a finding
+          drain()
+          st = _var_get(var) or {}
+          if not st.get("handled"): col.lost_case(st, "crash", f"crash: the shard failed on its Dask worker ({fut.exception()!r})"[:300], n)
+          restarts += 1
+        if time.perf_counter() < deadline - 5: submit()
+      status.update(f"cases {col.cases}  new findings {len(col.got['new'])}  shards {shards}  lost {len(col.lost)}")
+    drain()
+  except KeyboardInterrupt:
+    interrupted = True
+    for fut in running: fut.cancel()
+    try: drain()   # what the shards already sent is written before the client goes
+    except Exception: pass
+  finally:
+    status.close()
+    client.close()
+    if local is not None: local.close()
+  s = summarize(findings_dir, col.got, started_wall, interrupted, known=col.known,
+                minutes=minutes, workers=workers, seed=seed, seconds=round(time.perf_counter() - start, 1), cases=col.cases,
+                scheduler=scheduler, candidate=candidate, case_timeout=case_timeout, profile=profile, restarts=restarts, lost=col.lost)
+  s.update({"cluster": cluster, "shards": shards, "workers_used": len(used), "rejected_messages": col.rejected})
+  write_report(s, report_dir)
+  return s
