@@ -17,6 +17,7 @@ import pathlib, time
 from dataclasses import dataclass
 from typing import Callable
 from uopcheck.fuzz.findings_io import atomic_write_json
+from uopcheck.settings import campaign_shrink_budget
 
 class FoundBug(Exception):
   """Raised inside a campaign's hypothesis property for a failing case (never confused with an AssertionError in tinygrad)."""
@@ -66,7 +67,8 @@ class Campaign:
                on_pending:Callable[[dict], None]|None=None):
     self.strategy, self.check, self.finish, self.deadline, self.pending = strategy, check, finish, deadline, pending
     self.on_pending = on_pending   # also told each pending failure (a cluster worker sends it to the client: its disk may be lost)
-    self.db, self.max_examples, self.seed_of, self.shrink_budget = db, max_examples, seed_of, shrink_budget
+    # the hypothesis profile (dev / ci / nightly, uopcheck.settings) scales how hard a finding is shrunk
+    self.db, self.max_examples, self.seed_of, self.shrink_budget = db, max_examples, seed_of, campaign_shrink_budget(shrink_budget)
     self.shrinking: int|None = None   # property calls spent shrinking this round's failure (None: not shrinking)
     self.minimal: Failure|None = None
 

@@ -219,7 +219,8 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
     for f, d in found:
       if f.stat().st_mtime >= started_wall and d["signature"] not in known: got["new"].add(d["signature"])
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
-  return {"minutes": minutes, "workers": workers, "seed": seed, "seconds": seconds, "cases": cases,
+  from uopcheck.settings import selected_profile
+  return {"minutes": minutes, "workers": workers, "seed": seed, "seconds": seconds, "cases": cases, "hypothesis_profile": selected_profile(),
           "cases_per_min": round(cases / max(seconds, 1e-9) * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
           "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
           "new": sorted(got["new"]), "known": sorted(got["known"]),
@@ -234,7 +235,8 @@ def write_report(summary:dict, report_dir:str) -> None:
   where = f"Dask cluster {summary['cluster']}, {summary['shards']} shards" if summary.get("cluster") else "one machine"
   lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}",
            f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
-           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')})"
+           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
+           f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})"
            + (" (interrupted)" if summary["interrupted"] else ""),
            f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
            f"- hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",

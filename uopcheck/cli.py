@@ -83,6 +83,7 @@ def _cmd_conformance(args) -> int:
 
 def _cmd_fuzz(args) -> int:
   from uopcheck.fuzz.campaign import FUZZERS
+  if args.hypothesis_profile: os.environ["UOPCHECK_HYPOTHESIS_PROFILE"] = args.hypothesis_profile   # campaign workers inherit it
   return FUZZERS[args.fuzz_cmd][1](args)
 
 def _cmd_rules(args) -> int:
@@ -221,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--workers", type=int, default=1, help="graph campaigns: worker processes (with --cluster local: Dask workers)")
   f.add_argument("--cluster", default=None, metavar="ADDRESS", help="graph: run the workers on a Dask cluster: 'local' starts an embedded "
                  "LocalCluster of --workers processes, tcp://HOST:8786 joins a running scheduler; the client writes every finding")
+  f.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
+                 "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
   f.add_argument("--shard-minutes", type=float, default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
                  "is submitted (default 5)")
   f.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")

@@ -43,10 +43,22 @@ MAX_MESSAGE = 400                  # a one-line error names the op and the rule;
 # (conformance/profiles.examples). Select with pytest's --hypothesis-profile NAME or UOPCHECK_HYPOTHESIS_PROFILE=NAME.
 HYPOTHESIS_PROFILES = {"dev": 25, "ci": 100, "nightly": 1000}   # max_examples of a test that states none
 
+# the same profiles for campaigns (uopcheck fuzz --hypothesis-profile, or the variable): a campaign runs to its deadline
+# whatever the profile, so a profile sets how hard it shrinks each finding -- its shrink budget times this
+CAMPAIGN_SHRINK_SCALE = {"dev": 0.25, "ci": 1.0, "nightly": 4.0}
+
+def selected_profile(default:str="ci") -> str:
+  """the profile UOPCHECK_HYPOTHESIS_PROFILE names (``default`` when unset); another name is a ValueError naming the choices"""
+  name = os.environ.get("UOPCHECK_HYPOTHESIS_PROFILE", default)
+  if name not in HYPOTHESIS_PROFILES: raise ValueError(f"UOPCHECK_HYPOTHESIS_PROFILE={name!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
+  return name
+
+def campaign_shrink_budget(base:int) -> int:
+  """a campaign's shrink budget (property calls spent shrinking one finding) under the selected profile"""
+  return max(10, round(base * CAMPAIGN_SHRINK_SCALE[selected_profile()]))
+
 def register_hypothesis_profiles(default:str="ci") -> str:
   from hypothesis import settings
   for name, n in HYPOTHESIS_PROFILES.items(): settings.register_profile(name, max_examples=n)
-  name = os.environ.get("UOPCHECK_HYPOTHESIS_PROFILE", default)
-  if name not in HYPOTHESIS_PROFILES: raise ValueError(f"UOPCHECK_HYPOTHESIS_PROFILE={name!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
-  settings.load_profile(name)
+  settings.load_profile(name := selected_profile(default))
   return name
