@@ -86,3 +86,55 @@ def test_every_deliberate_difference_is_exercised():
     (Ops.SHL, dtypes.uint8, 1, 9, OverflowReading.WRAP), (Ops.ADD, dtypes.int32, 2**31 - 1, 1, OverflowReading.UNDEFINED),
     (Ops.MUL, dtypes.weakint, 2**40, 2**40, OverflowReading.WRAP)]}
   assert seen == set(PYTHON_ALU_DIFFERENCES)
+
+def _override_agrees(cls, flags:dict, dt, op:Ops, reading:OverflowReading, a_range:tuple, b) -> object:
+  """z3 on: the override and the shared definition differ in value where defined, or in where they are defined"""
+  from uopcheck.spec.optable import OP_TABLE
+  m = Z3Model(reading, **flags)
+  a = UOp.variable("a", a_range[0], a_range[1], dt)
+  bu = UOp.const(b, dt) if isinstance(b, int) else UOp.variable("b", b[0], b[1], dt)
+  u = UOp(op, dt, (a, bu))
+  va, vb = m.translate(a)[0], m.translate(bu)[0]
+  D = m.domain(dt)
+  assert isinstance(D, cls)
+  (x, cx), (y, cy) = cls.overrides[op](D, u, [va, vb]), OP_TABLE[op].z3(D, u, [va, vb])
+  s = z3.Solver(ctx=m.ctx)
+  s.set("rlimit", 50_000_000)   # unknown is a failure below, never a pass
+  s.add(*m.bounds, z3.Or(z3.And(*cx) != z3.And(*cy), z3.And(*cy, x != y)))
+  return s.check()
+
+def test_each_domain_override_is_proved_equal_to_the_shared_definition():
+  """spec.intsem writes each integer op once; a domain may override one with a form z3 decides faster (the Int domains
+  floor-divide with z3's Euclidean '/'). z3 proves each override equal to the shared definition, and defined exactly where
+  it is, for every dividend: per divisor for a set of constant divisors (both signs, 1, powers of two, the extremes), and
+  for a symbolic divisor where z3 decides that (|b| <= 1000 on weakint; |b| <= 100 for FLOORDIV and unsigned FLOORMOD on
+  sized ints -- signed FLOORMOD by a symbolic divisor is past z3's nonlinear arithmetic, hence the per-divisor proofs)."""
+  from uopcheck.spec.z3model import ExactInt, WrappedInt
+  consts = [1, 2, 3, 7, 8, 9, 64, 100]
+  cases = []
+  for op in (Ops.FLOORDIV, Ops.FLOORMOD):
+    for b in consts + [-c for c in consts] + [(-1000, 1000)]:
+      cases.append((ExactInt, {}, dtypes.weakint, op, OverflowReading.UNDEFINED, (-10**12, 10**12) if isinstance(b, int) else (-10**6, 10**6), b))
+    for dt in (dtypes.int8, dtypes.uint8, dtypes.int32, dtypes.uint64):
+      divs = [c for c in consts + [-c for c in consts] + [dt.min, dt.max] if c != 0 and dt.min <= c <= dt.max]
+      if op is Ops.FLOORDIV or dt in dtypes.uints: divs.append((max(dt.min, -100), 100))
+      for b in divs:
+        for reading in OverflowReading: cases.append((WrappedInt, {"sized_as_int": True}, dt, op, reading, (dt.min, dt.max), b))
+  assert ExactInt.overrides and WrappedInt.overrides and len(cases) > 200
+  bad = [(c[0].__name__, c[2], c[3], c[4], c[6], r) for c in cases if (r := _override_agrees(*c)) != z3.unsat]
+  assert not bad, bad[:5]
+
+def test_a_wrong_override_is_refuted():
+  """the proof above can fail: a floor division that truncates is told apart from the shared definition"""
+  from uopcheck.spec.z3model import ExactInt
+  from uopcheck.spec.optable import OP_TABLE
+  m = Z3Model(OverflowReading.UNDEFINED)
+  a, b = UOp.variable("a", -100, 100, dtypes.weakint), UOp.variable("b", -100, 100, dtypes.weakint)
+  u = UOp(Ops.FLOORDIV, dtypes.weakint, (a, b))
+  va, vb = m.translate(a)[0], m.translate(b)[0]
+  D = ExactInt(m)
+  q, _, cq = D.trunc_divmod(u, va, vb)
+  y, cy = OP_TABLE[Ops.FLOORDIV].z3(D, u, [va, vb])
+  s = z3.Solver(ctx=m.ctx)
+  s.add(*m.bounds, z3.And(*cy), q != y)
+  assert s.check() == z3.sat

@@ -5,7 +5,7 @@ wrong codegen rule that the device and the CPU share (tinygrad's VALIDATE_WITH_C
 scheduler for a wrong rangeify rule (every kernel matches its own AST), (d) catch a JIT replay that differs from
 the kernels it captured. The run must train (loss falls on a fixed seed), log, checkpoint and resume exactly."""
 from __future__ import annotations
-import json, pathlib
+import json, os, pathlib
 import numpy as np
 import pytest
 from tinygrad.uop import Ops
@@ -206,3 +206,5 @@ def test_a_device_that_cannot_open_is_a_one_line_error(tmp_path, capsys):
   assert rc == 2 and len(err.splitlines()) == 1 and "device AMD" in err, err
   assert "extra.hcq2" in err and "PYTHONPATH" in err, err
   assert not (tmp_path / "metrics.jsonl").exists()
+  from tinygrad.helpers import DEV
+  assert os.environ.get("DEV") != "AMD" and DEV.value != "AMD"   # the caller's device is put back (a leak moved later subprocesses to AMD)

@@ -5,8 +5,10 @@ text and as an executable check), and its value semantics, or why it is outside 
 scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this table doesn't name.
 
 An ALU entry is executable: its numpy ``evaluate`` (``spec.alu.eval_alu`` reads it), ``arity``, the ``domain`` of dtypes
-it is defined on, its float ``tolerance`` class (``spec.floats.op_tolerance`` reads it) and the fuzzers that draw it
-(``fuzz``); a test requires every in-scope ALU op to have every entry and checks the fuzzers against the hints."""
+it is defined on, its float ``tolerance`` class (``spec.floats.op_tolerance`` reads it), the fuzzers that draw it
+(``fuzz``) and, for an op with integer values, its one ``z3`` definition (``spec.intsem``, which every encoding of
+``spec.z3model`` shares); a test requires every in-scope ALU op to have every entry and checks the fuzzers against the hints.
+(Comparisons, WHERE and casts are sort-generic: the z3 model translates them itself.)"""
 from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
 from uopcheck.spec import alu
+from uopcheck.spec.intsem import INT_SEMANTICS
 
 class Stage(Enum):
   TENSOR = "tensor"    # the graph Tensor builds, before scheduling
@@ -38,6 +41,7 @@ class OpSpec:
   domain: str = ""                 # float | int | int|bool | numeric (int, float, bool) | compare | select | uint64
   tolerance: str = ""              # exact | rounded | transcendental: how far a float result may be from the exact one
   fuzz: frozenset[str] = frozenset()   # fuzzers that draw the op directly: symbolic (integer expressions), graph (tensor programs)
+  z3: Callable|None = None         # its one integer definition for the z3 model (spec.intsem): (domain, uop, operands) -> (value, conds)
 
 def _weak_ok(s:UOp, dt) -> bool: return s.dtype == dt or s.dtype in dtypes.weaks or s.base.is_invalid
 
@@ -174,7 +178,7 @@ def _build() -> dict[Ops, OpSpec]:
 
 def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
   for op, (f, dom, tol, fz) in _ALU.items():
-    t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz))
+    t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz), z3=INT_SEMANTICS.get(op))
   return t
 
 OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())

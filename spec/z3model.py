@@ -18,6 +18,7 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
 from uopcheck.spec.ints import OverflowReading, C_UB_SIGNED
+from uopcheck.spec.optable import OP_TABLE
 
 @dataclass(frozen=True, eq=False)
 class _Term:
@@ -220,10 +221,11 @@ class Z3Model:
       if op is Ops.MUL: return z3.And(*vals), d
       if op is Ops.ADD or op is Ops.MAX: return z3.Or(*vals), d
       raise Unsupported(f"{op} on bool")
-    if dt == dtypes.weakint and not self.weak_bits: return self._int_op(u, vals, d)
-    if self.is_int(dt): return self._sized_int_op(u, vals, d)
-    if self.is_bv(dt): return self._bv_op(u, vals, d)
-    raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
+    if (dom := self.domain(dt)) is None: raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
+    # the op's one definition (spec.intsem, via the op table), or the domain's proved-equal override
+    if (sem := dom.overrides.get(op) or OP_TABLE[op].z3) is None: raise Unsupported(f"{op} on {dt}")
+    r, conds = sem(dom, u, vals)
+    return r, (z3.And(d, *conds) if conds else d)
 
   def _commit(self, x, s:UOp, dt:DType):
     """a weak operand at the node's dtype; a symbolic constant goes straight to ``dt`` (no detour through an Int)"""
@@ -246,11 +248,6 @@ class Z3Model:
     if dst.bitsize > src.bitsize: return (z3.SignExt if _signed(src) else z3.ZeroExt)(dst.bitsize - src.bitsize, x)
     return x
 
-  def _mulacc(self, u:UOp, v, d, alu):
-    """MULACC is a*b+c with each step's own rules (spec.alu): a MUL then an ADD at the node's dtype"""
-    m, d = alu(UOp(Ops.MUL, u.dtype, u.src[:2]), v[:2], d)
-    return alu(UOp(Ops.ADD, u.dtype, (u.src[0], u.src[2])), [m, v[2]], d)
-
   def _bits64(self, a):
     """an Int's 64-bit two's complement: a fresh bit-vector *linked* to it (``links``: ``bv2int(A) == a`` wherever a fits
     int64) instead of ``int2bv(a)``, which z3 decides poorly; where a does not fit, the op using it is undefined anyway"""
@@ -261,121 +258,137 @@ class Z3Model:
     self.bits_of[a.get_id()] = (a, A)   # one vector per Int term (the term is kept alive with it: ids are reused)
     return A
 
-  def _int_op(self, u:UOp, v, d):
-    op = u.op
-    if op is Ops.MULACC: return self._mulacc(u, v, d, self._int_op)
-    I = lambda n: z3.IntVal(n, self.ctx)
-    if op is Ops.ADD: return v[0] + v[1], d
-    if op is Ops.SUB: return v[0] - v[1], d
-    if op is Ops.MUL: return v[0] * v[1], d
-    if op is Ops.NEG: return -v[0], d
-    if op is Ops.MAX: return z3.If(v[0] < v[1], v[1], v[0]), d
-    a, b = v[0], v[1] if len(v) > 1 else None
-    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD): return _int_divmod(u, a, b), z3.And(d, b != 0)
-    if op in (Ops.SHL, Ops.SHR):
-      if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
-      shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
-      if type(k := u.src[1].arg) is int: return (shift(k), d) if k >= 0 else (I(0), z3.BoolVal(False, self.ctx))
-      # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
-      if b is None: raise Unsupported(f"{op} without a count")
-      self.exact.append(b < WEAK_SHIFTS)
-      return _by_count(shift, b, WEAK_SHIFTS), z3.And(d, b >= 0)
-    if op in (Ops.AND, Ops.OR, Ops.XOR):
-      # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
-      cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
-      for (x, c) in ((a, cs[1]), (b, cs[0])):
-        if x is None or not isinstance(c, int): continue
-        if op is Ops.XOR and c == -1: return -x - 1, d
-        if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), d
-        if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), d
-      # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
-      inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
-      r = BITWISE[op](self._bits64(a), self._bits64(b))
-      out = z3.BV2Int(r, is_signed=True)
-      self.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
-      return out, z3.And(d, inr(a), inr(b))
-    raise Unsupported(f"{op} on weakint")
+  def domain(self, dt:DType):
+    """the integer domain ``dt``'s values live in here (spec.intsem's definitions are written against it)"""
+    if dt == dtypes.weakint and not self.weak_bits: return ExactInt(self)
+    if self.is_int(dt): return WrappedInt(self)
+    if self.is_bv(dt): return BitVector(self)
+    return None
 
-  def _sized_int_op(self, u:UOp, v, d):
-    """a sized int op on exact Ints (``sized_as_int``): the same semantics as ``_bv_op``, overflow read off the exact value"""
-    op, dt = u.op, u.dtype
-    if op is Ops.MULACC: return self._mulacc(u, v, d, self._sized_int_op)
-    w, signed, ub = dt.bitsize, _signed(dt), self.reading is OverflowReading.UNDEFINED
-    lo, hi = (dt.min, dt.max)
-    fits = lambda r: z3.And(r >= lo, r <= hi)
-    a, b = v[0], v[1] if len(v) > 1 else None
-    if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
-    if op in (Ops.ADD, Ops.SUB, Ops.MUL):
-      r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
-      if ub and dt in C_UB_SIGNED: return r, z3.And(d, fits(r))   # defined only where it fits: then it is its own value
-      if ub and dt == dtypes.uint16 and op is Ops.MUL: d = z3.And(d, r <= 2**31 - 1)   # promoted to C int
-      return self.wrap(r, dt), d
-    if op is Ops.MAX: return z3.If(a < b, b, a), d
-    if op in (Ops.AND, Ops.OR, Ops.XOR):
-      A, B = z3.Int2BV(a, w), z3.Int2BV(b, w)
-      return z3.BV2Int(BITWISE[op](A, B), is_signed=signed), d
-    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
-      d = z3.And(d, b != 0)
-      if signed and ub: d = z3.And(d, z3.Not(z3.And(a == lo, b == -1)))   # MIN / -1: UB in C, wraps under WRAP
-      return self.wrap(_int_divmod(u, a, b), dt), d
-    if op in (Ops.SHL, Ops.SHR):
-      cnt = self.to_int(b, u.src[1].dtype)
-      d = z3.And(d, cnt >= 0, cnt < w)
-      shift = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
-      c = u.src[1].arg if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int else None
-      if c is not None: r = shift(c) if 0 <= c < w else self.const(0, dt)
-      else: r = _by_count(shift, cnt, w)
-      if op is Ops.SHL and ub and dt in C_UB_SIGNED: return r, z3.And(d, a >= 0, r <= hi)   # C: a negative or overflowing shift is UB
-      return (self.wrap(r, dt) if op is Ops.SHL else r), d
-    raise Unsupported(f"{op} on {dt}")
+class _Domain:
+  """what the three integer domains share: their model, its Z3 helpers, and no overrides"""
+  overrides: dict = {}
+  def __init__(self, m:Z3Model): self.m = m
+  def const(self, v, dt:DType): return self.m.const(v, dt)
+  def lt(self, a, b, dt:DType): return self.m.lt(a, b, dt)
+  def ite(self, c, x, y): return z3.If(c, x, y)
+  def and_(self, *c): return z3.And(*c)
 
-  def _bv_op(self, u:UOp, v, d):
-    op, dt = u.op, u.dtype
-    w, signed = self.bits(dt), _signed(dt)
-    weak = dt == dtypes.weakint  # a wide bit-vector standing for a mathematical integer: leaving it is undefined
-    ub = self.reading is OverflowReading.UNDEFINED or weak
-    if op is Ops.MULACC: return self._mulacc(u, v, d, self._bv_op)
-    a, b = v[0], v[1] if len(v) > 1 else None
-    if op is Ops.NEG: a, b, op = self.const(0, dt), a, Ops.SUB
-    if op in (Ops.ADD, Ops.SUB, Ops.MUL):
-      r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
-      if ub and (dt in C_UB_SIGNED or weak) and not (weak and self.weak_width(u) <= w):   # (a weak value that surely fits: no check)
-        no = {Ops.ADD: z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)),
-              Ops.SUB: z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)),
-              Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
-        if weak: self.exact.append(no)
-        d = z3.And(d, no)
-      if ub and dt == dtypes.uint16 and op is Ops.MUL:  # promoted to C int
-        d = z3.And(d, z3.ULE(z3.ZeroExt(16, a) * z3.ZeroExt(16, b), z3.BitVecVal(2**31 - 1, 32, self.ctx)))  # unsigned compare
-      return r, d
-    if op is Ops.MAX: return z3.If(self.lt(a, b, dt), b, a), d
-    if op in BITWISE: return BITWISE[op](a, b), d
-    zero = self.const(0, dt)
-    if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
-      nz = b != zero
-      if signed:
-        ovf = z3.And(a == z3.BitVecVal(1 << (w - 1), w, self.ctx), b == self.const(-1, dt))
-        q, r = a / b, z3.SRem(a, b)  # z3py '/' on bit-vectors is signed, truncating (C)
-        adjust = z3.And(r != zero, (r < zero) != (b < zero))
-        res = {Ops.CDIV: q, Ops.CMOD: r, Ops.FLOORDIV: z3.If(adjust, q - self.const(1, dt), q), Ops.FLOORMOD: z3.If(adjust, r + b, r)}[op]
-        if weak: self.exact.append(z3.Not(ovf))
-        return res, (z3.And(d, nz, z3.Not(ovf)) if ub else z3.And(d, nz))  # MIN / -1: UB in C, wraps under WRAP (spec.ints.cdiv)
-      q, r = z3.UDiv(a, b), z3.URem(a, b)
-      return (q if op in (Ops.CDIV, Ops.FLOORDIV) else r), z3.And(d, nz)
-    if op in (Ops.SHL, Ops.SHR):
-      bdt = u.src[1].dtype
-      cnt = b if bdt == dt else self._cast(b, bdt, dt) if bdt != dtypes.weakint else \
-            (z3.Extract(w - 1, 0, b) if self.weak_bits and w <= self.weak_bits else z3.Int2BV(b, w))
-      cnt_int = self.to_int(b, bdt)
-      in_range = z3.And(cnt_int >= 0, cnt_int < w)
-      if op is Ops.SHR: return (a >> cnt if signed else z3.LShR(a, cnt)), z3.And(d, in_range)
-      r = a << cnt
-      if weak:   # a mathematical integer: defined while the product fits, negative or not
-        self.exact.append((r >> cnt) == a)
-        d = z3.And(d, (r >> cnt) == a)
-      elif ub and dt in C_UB_SIGNED: d = z3.And(d, a >= zero, (r >> cnt) == a)  # C: a negative or overflowing shift is UB
-      return r, z3.And(d, in_range)
-    raise Unsupported(f"{op} on {dt}")
+def _floor_by_euclid(D, u:UOp, v):
+  """FLOORDIV / FLOORMOD on exact Ints from z3's Euclidean ``/`` (what z3 decides best); proved equal to
+  ``spec.intsem.floor_div_mod`` by conformance/test_oracle_agreement.py"""
+  a, b = v[0], v[1]
+  r = _int_divmod(u, a, b)
+  return (D.m.wrap(r, u.dtype) if isinstance(D, WrappedInt) else r), D.divmod_conditions(u, a, b)
+
+class ExactInt(_Domain):
+  """weakint as an unbounded mathematical integer: arithmetic is exact, nothing overflows"""
+  overrides = {Ops.FLOORDIV: _floor_by_euclid, Ops.FLOORMOD: _floor_by_euclid}
+  def arith(self, u:UOp, op:Ops, a, b): return {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op], ()
+  def divmod_conditions(self, u:UOp, a, b) -> tuple: return (b != 0,)
+  def trunc_divmod(self, u:UOp, a, b):
+    q = _int_divmod(u.replace(op=Ops.CDIV), a, b)
+    return q, a - q * b, self.divmod_conditions(u, a, b)
+  def shift(self, u:UOp, a, b):
+    op, m = u.op, self.m
+    if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
+    sh = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
+    if type(k := u.src[1].arg) is int: return (sh(k), ()) if k >= 0 else (z3.IntVal(0, m.ctx), (z3.BoolVal(False, m.ctx),))
+    # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
+    if b is None: raise Unsupported(f"{op} without a count")
+    m.exact.append(b < WEAK_SHIFTS)
+    return _by_count(sh, b, WEAK_SHIFTS), (b >= 0,)
+  def bitwise(self, u:UOp, a, b):
+    # exact identities on two's complement mathematical integers first (x^-1 = -x-1; x&(2^k-1) = x mod 2^k; x&-2^k = x - x mod 2^k)
+    op, m = u.op, self.m
+    cs = [s_.arg if s_.op is Ops.CONST and type(s_.arg) is int else None for s_ in u.src]
+    for (x, c) in ((a, cs[1]), (b, cs[0])):
+      if x is None or not isinstance(c, int): continue
+      if op is Ops.XOR and c == -1: return -x - 1, ()
+      if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), ()
+      if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), ()
+    # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
+    inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
+    r = BITWISE[op](m._bits64(a), m._bits64(b))
+    out = z3.BV2Int(r, is_signed=True)
+    m.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
+    return out, (inr(a), inr(b))
+
+class WrappedInt(_Domain):
+  """a sized int as its exact Int (``sized_as_int``): the same semantics as ``BitVector``, overflow read off the exact value"""
+  overrides = {Ops.FLOORDIV: _floor_by_euclid, Ops.FLOORMOD: _floor_by_euclid}
+  def arith(self, u:UOp, op:Ops, a, b):
+    dt, m = u.dtype, self.m
+    r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
+    ub = m.reading is OverflowReading.UNDEFINED
+    if ub and dt in C_UB_SIGNED: return r, (z3.And(r >= dt.min, r <= dt.max),)   # defined only where it fits: then it is its value
+    if ub and dt == dtypes.uint16 and op is Ops.MUL: return m.wrap(r, dt), (r <= 2**31 - 1,)   # promoted to C int
+    return m.wrap(r, dt), ()
+  def divmod_conditions(self, u:UOp, a, b) -> tuple:
+    dt = u.dtype
+    if _signed(dt) and self.m.reading is OverflowReading.UNDEFINED: return (b != 0, z3.Not(z3.And(a == dt.min, b == -1)))   # MIN / -1: UB in C
+    return (b != 0,)
+  def trunc_divmod(self, u:UOp, a, b):
+    q = _int_divmod(u.replace(op=Ops.CDIV), a, b)
+    return self.m.wrap(q, u.dtype), self.m.wrap(a - q * b, u.dtype), self.divmod_conditions(u, a, b)
+  def bitwise(self, u:UOp, a, b):
+    w = u.dtype.bitsize
+    return z3.BV2Int(BITWISE[u.op](z3.Int2BV(a, w), z3.Int2BV(b, w)), is_signed=_signed(u.dtype)), ()
+  def shift(self, u:UOp, a, b):
+    op, dt, m = u.op, u.dtype, self.m
+    w, ub = dt.bitsize, m.reading is OverflowReading.UNDEFINED
+    cnt = m.to_int(b, u.src[1].dtype)
+    conds: tuple = (cnt >= 0, cnt < w)
+    sh = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
+    c = u.src[1].arg if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int else None
+    r = (sh(c) if 0 <= c < w else m.const(0, dt)) if c is not None else _by_count(sh, cnt, w)
+    if op is Ops.SHL and ub and dt in C_UB_SIGNED: return r, (*conds, a >= 0, r <= dt.max)   # C: a negative or overflowing shift is UB
+    return (m.wrap(r, dt) if op is Ops.SHL else r), conds
+
+class BitVector(_Domain):
+  """a sized int as a bit-vector of its width; weakint under ``weak_bits`` as a wide one standing for a mathematical
+  integer (leaving it is undefined, and the model records where its value is exact)"""
+  def arith(self, u:UOp, op:Ops, a, b):
+    dt, m = u.dtype, self.m
+    w, weak = m.bits(dt), dt == dtypes.weakint
+    ub = m.reading is OverflowReading.UNDEFINED or weak
+    r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
+    conds: tuple = ()
+    if ub and (dt in C_UB_SIGNED or weak) and not (weak and m.weak_width(u) <= w):   # (a weak value that surely fits: no check)
+      no = {Ops.ADD: z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)),
+            Ops.SUB: z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)),
+            Ops.MUL: z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))}[op]
+      if weak: m.exact.append(no)
+      conds = (no,)
+    if ub and dt == dtypes.uint16 and op is Ops.MUL:  # promoted to C int
+      conds = (*conds, z3.ULE(z3.ZeroExt(16, a) * z3.ZeroExt(16, b), z3.BitVecVal(2**31 - 1, 32, m.ctx)))  # unsigned compare
+    return r, conds
+  def trunc_divmod(self, u:UOp, a, b):
+    dt, m = u.dtype, self.m
+    w, weak = m.bits(dt), dt == dtypes.weakint
+    nz = b != m.const(0, dt)
+    if not _signed(dt): return z3.UDiv(a, b), z3.URem(a, b), (nz,)
+    ovf = z3.And(a == z3.BitVecVal(1 << (w - 1), w, m.ctx), b == m.const(-1, dt))
+    if weak: m.exact.append(z3.Not(ovf))
+    # z3py '/' on bit-vectors is signed, truncating (C); MIN / -1: UB in C, wraps under WRAP (spec.ints.cdiv)
+    return a / b, z3.SRem(a, b), ((nz, z3.Not(ovf)) if m.reading is OverflowReading.UNDEFINED or weak else (nz,))
+  def bitwise(self, u:UOp, a, b): return BITWISE[u.op](a, b), ()
+  def shift(self, u:UOp, a, b):
+    op, dt, m = u.op, u.dtype, self.m
+    w, weak = m.bits(dt), dt == dtypes.weakint
+    bdt = u.src[1].dtype
+    cnt = b if bdt == dt else m._cast(b, bdt, dt) if bdt != dtypes.weakint else \
+          (z3.Extract(w - 1, 0, b) if m.weak_bits and w <= m.weak_bits else z3.Int2BV(b, w))
+    cnt_int = m.to_int(b, bdt)
+    in_range = z3.And(cnt_int >= 0, cnt_int < w)
+    if op is Ops.SHR: return (a >> cnt if _signed(dt) else z3.LShR(a, cnt)), (in_range,)
+    r = a << cnt
+    if weak:   # a mathematical integer: defined while the product fits, negative or not
+      m.exact.append((r >> cnt) == a)
+      return r, ((r >> cnt) == a, in_range)
+    if m.reading is OverflowReading.UNDEFINED and dt in C_UB_SIGNED:
+      return r, (a >= m.const(0, dt), (r >> cnt) == a, in_range)   # C: a negative or overflowing shift is UB
+    return r, (in_range,)
 
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
                   weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,

@@ -96,9 +96,20 @@ def replay(path:str) -> int:
 
 def train(args) -> int:
   if args.replay: return replay(args.replay)
-  if args.device:
-    os.environ["DEV"] = args.device  # read when tinygrad is imported; if it already is (in-process callers), set it there too
-    if "tinygrad.helpers" in sys.modules: sys.modules["tinygrad.helpers"].DEV.value = args.device
+  if not args.device: return _train(args)
+  # DEV is read when tinygrad is imported; if it already is (in-process callers), it is set there too -- and both are put
+  # back afterwards: an in-process run must not move its caller (or the processes the caller starts later) to its device
+  helpers = sys.modules.get("tinygrad.helpers")
+  before_env, before_value = os.environ.get("DEV"), helpers.DEV.value if helpers is not None else None
+  os.environ["DEV"] = args.device
+  if helpers is not None: helpers.DEV.value = args.device
+  try: return _train(args)
+  finally:
+    if before_env is None: os.environ.pop("DEV", None)
+    else: os.environ["DEV"] = before_env
+    if helpers is not None: helpers.DEV.value = before_value
+
+def _train(args) -> int:
   from tinygrad import Device
   from uopcheck.training.model import get_config
   from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
