@@ -17,7 +17,8 @@ hypothesis' example database is shared through Redis with ``--db redis://HOST:63
 filesystem). Every worker must be able to import uopcheck, tinygrad and the ``--scheduler`` module (same environment)."""
 from __future__ import annotations
 import json, time, uuid
-from uopcheck.fuzz.findings_io import SpecError, DEFAULT_FINDINGS
+from uopcheck.spec.errors import SpecError
+from uopcheck.fuzz.findings_io import DEFAULT_FINDINGS
 from uopcheck.settings import CASE_TIMEOUT_S, KILL_GRACE_S, CLUSTER_SHARD_MINUTES
 from uopcheck.progress import StatusLine
 
