@@ -11,12 +11,14 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def run(workers:int, paths:list[str], k:str|None) -> tuple[float, str]:
   with tempfile.TemporaryDirectory(prefix="uopcheck-bench-") as d:
     env = {**os.environ, "CACHEDB": str(pathlib.Path(d) / "cache.db"), "UOPCHECK_REPORT_DIR": d}
-    cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", "-n", str(workers)] + (["-k", k] if k else [])
+    cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-rf", "-p", "no:cacheprovider", "-n", str(workers)] + (["-k", k] if k else [])
     st = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     wall = time.perf_counter() - st
   tail = [ln for ln in r.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
-  if r.returncode != 0: sys.exit(f"pytest -n {workers} failed (rc {r.returncode}): {tail[-1] if tail else r.stdout[-500:]}")
+  if r.returncode != 0:
+    failed = "\n".join(ln for ln in r.stdout.splitlines() if ln.startswith("FAILED "))
+    sys.exit(f"pytest -n {workers} failed (rc {r.returncode}): {tail[-1] if tail else r.stdout[-500:]}\n{failed}")
   return wall, tail[-1] if tail else ""
 
 def main() -> None:
