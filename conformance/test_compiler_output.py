@@ -49,5 +49,16 @@ def test_a_failing_compile_fails_as_before_and_prints_its_output(tmp_path):
     got = compiler_output.collected()
     assert got.compiles == 1 and got.lines["error: boom"] == 1 and log.exists()
     compiler_output.release()
-    assert not log.parent.exists() and dict(os.environ) == {**saved, "CC": str(bad)}   # released: the environment before it
+    assert dict(os.environ) == {**saved, "CC": str(bad)}   # released: the environment before it
+    assert log.parent.exists()   # the wrapper outlives the release (compile workers started under it still call it) ...
   finally: os.environ.clear(); os.environ.update(saved)   # the suite's own capture stays in place
+
+def test_a_released_capture_is_removed_at_exit(tmp_path):
+  """... and is gone when the process exits: no /tmp/uopcheck-cc-* directory is left behind"""
+  code = ("from uopcheck import compiler_output as c; import os; log = c.capture(); c.release(); "
+          "print(log.parent); assert log.parent.exists() and os.environ.get('UOPCHECK_CC_LOG') != str(log)")
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+  assert r.returncode == 0, r.stderr[-1500:]
+  import pathlib
+  d = pathlib.Path(r.stdout.strip())
+  assert d.name.startswith("uopcheck-cc-") and not d.exists()

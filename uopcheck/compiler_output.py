@@ -78,13 +78,14 @@ def capture() -> pathlib.Path|None:
   return log
 
 def release() -> None:
-  """undo the innermost capture: the environment as it was before it, its wrapper and log removed"""
+  """undo the innermost capture: the environment as it was before it. Its wrapper stays on disk until this process exits
+  (atexit removes it): processes started under the capture -- tinygrad's persistent compile workers -- keep its CC, and a
+  wrapper removed under them failed every later cold compile with FileNotFoundError (seen in a cold-cache suite run)"""
   if not _CAPTURES: return
-  before, d = _CAPTURES.pop()
+  before, _ = _CAPTURES.pop()
   for k, v in before.items():
     if v is None: os.environ.pop(k, None)
     else: os.environ[k] = v
-  shutil.rmtree(d, ignore_errors=True)
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()
 
 def collected() -> CompilerOutput:
