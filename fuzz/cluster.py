@@ -81,17 +81,16 @@ class _Collector:
 
   def finding(self, d:dict) -> None:
     from uopcheck.fuzz.graph import write_finding, _validate, FILE_PREFIX
+    from uopcheck.fuzz.graph_campaign import classify
     try:   # a message from the network is data: checked like a finding file before it is written
       if not isinstance(d, dict) or d.get("kind") not in FILE_PREFIX or not isinstance(d.get("signature"), str): raise ValueError("not a finding")
       if not d["signature"].isalnum(): raise ValueError(f"bad signature {d['signature']!r}")
       _validate(d)
     except (SpecError, ValueError, KeyError, TypeError) as e:
       self.rejected.append(f"a malformed finding from a worker was not written: {type(e).__name__}: {e}"[:300]); return
-    kind = {"uopcheck-internal": "internal", "flaky": "flaky"}.get(d["kind"])
-    if kind is None: kind = "known" if d["signature"] in self.known else "new"
-    if kind == "known": self.got["known"].add(self.known[d["signature"]]); return
-    write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it
-    self.got[kind].add(d["signature"])
+    kind, key = classify(d, self.known)
+    if kind != "known": write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it
+    self.got[kind].add(key)
 
   def lost_case(self, state:dict, kind:str, why:str, shard:int) -> None:
     from uopcheck.atomic import atomic_write_json
@@ -114,13 +113,11 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
   the budget is spent, write what comes back. Returns the same summary as the one-machine campaign (plus the cluster)."""
   import pathlib
   from uopcheck.fuzz.findings_io import open_example_db
-  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, write_report
-  from uopcheck.fast.runner import load_scheduler
+  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, write_report, load_schedulers
   try: import dask, distributed
   except ImportError as e: raise SpecError(f"--cluster needs Dask (pip install uopcheck[cluster]): {e}") from None
   open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
-  for s in (scheduler, candidate):
-    if s and s != "self-test-bug": load_scheduler(s)
+  load_schedulers(scheduler, candidate)   # a bad scheduler spec is a one-line error here, not in every shard
   pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
   col = _Collector(findings_dir, known_graph_signatures(), seed)
   run = f"uopcheck-{uuid.uuid4().hex[:10]}"
@@ -156,21 +153,21 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
     while running:
       time.sleep(1.0)
       drain()
+      alive = client.scheduler_info()["workers"]   # once per poll, not once per running shard
       for fut, n in list(running.items()):
         var = distributed.Variable(f"{run}-shard-{n}", client=client)
         if fut.status == "pending":
           st = _var_get(var) or {}
           case = st.get("case") or {}
-          if case and not st.get("handled") and st.get("worker") not in client.scheduler_info()["workers"]:
-            # the worker died mid-case (Dask will run the shard again; that attempt would report it too: handled)
-            var.set(json.dumps({**st, "handled": True}))
-            col.lost_case(st, "crash", "crash: the Dask worker running the case died", n); restarts += 1
-          elif case and not st.get("handled") and time.time() - case.get("started", time.time()) > case_timeout:
-            var.set(json.dumps({**st, "handled": True}))
-            col.lost_case(st, "hang", f"hang: the case ran past {case_timeout:g} s; its Dask worker was restarted", n)
+          gone = case and st.get("worker") not in alive   # the worker died mid-case (Dask runs the shard again)
+          stuck = case and time.time() - case.get("started", time.time()) > case_timeout
+          if (gone or stuck) and not st.get("handled"):
+            var.set(json.dumps({**st, "handled": True}))   # the shard's next attempt would report it too
+            col.lost_case(st, "crash" if gone else "hang", "crash: the Dask worker running the case died" if gone else
+                          f"hang: the case ran past {case_timeout:g} s; its Dask worker was restarted", n)
             # the stuck thread may never return: the worker's event loop ends the process and its nanny starts a new one (a
             # graceful restart_workers waits for the stuck task, up to minutes)
-            client.run(_exit_worker, workers=[st["worker"]], wait=False, on_error="ignore")
+            if not gone: client.run(_exit_worker, workers=[st["worker"]], wait=False, on_error="ignore")
             restarts += 1
           elif time.perf_counter() > deadline + KILL_GRACE_S + case_timeout: fut.cancel(); del running[fut]
           continue

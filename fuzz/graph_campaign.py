@@ -45,14 +45,18 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 
+def classify(d:dict, known:dict) -> tuple[str, str]:
+  """(new / known / internal / flaky, its key: the signature, or the shipped file it matches) of a finalized finding"""
+  if d["kind"] == "uopcheck-internal": return "internal", d["signature"]
+  if d["kind"] == "flaky": return "flaky", d["signature"]
+  if d["signature"] in known: return "known", known[d["signature"]]
+  return "new", d["signature"]
+
 def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink=None) -> None:
   """Sort a finalized finding into new / known / uopcheck-internal, write it (or hand it to ``sink``: a cluster worker sends
   it to the client, which writes), and tell the supervisor."""
   stats.failures += 1
-  if d["kind"] == "uopcheck-internal": name, key = "internal", d["signature"]
-  elif d["kind"] == "flaky": name, key = "flaky", d["signature"]
-  elif d["signature"] in known: name, key = "known", known[d["signature"]]
-  else: name, key = "new", d["signature"]
+  name, key = classify(d, known)
   if name != "known": write_finding(d, findings_dir) if sink is None else sink(d)
   if key not in (bucket := getattr(stats, name)):
     bucket.append(key)
