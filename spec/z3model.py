@@ -278,17 +278,20 @@ def _floor_by_euclid(D, u:UOp, v):
   """FLOORDIV / FLOORMOD on exact Ints from z3's Euclidean ``/`` (what z3 decides best); proved equal to
   ``spec.intsem.floor_div_mod`` by conformance/test_oracle_agreement.py"""
   a, b = v[0], v[1]
-  r = _int_divmod(u, a, b)
-  return (D.m.wrap(r, u.dtype) if isinstance(D, WrappedInt) else r), D.divmod_conditions(u, a, b)
+  return D.result(_int_divmod(u, a, b), u.dtype), D.divmod_conditions(u, a, b)
 
-class ExactInt(_Domain):
-  """weakint as an unbounded mathematical integer: arithmetic is exact, nothing overflows"""
+class _IntTerms(_Domain):
+  """the two domains whose values are z3 ``Int`` terms: division from z3's Euclidean ``/``, the result then ``result``"""
   overrides = {Ops.FLOORDIV: _floor_by_euclid, Ops.FLOORMOD: _floor_by_euclid}
-  def arith(self, u:UOp, op:Ops, a, b): return {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op], ()
+  def result(self, r, dt:DType): return r
   def divmod_conditions(self, u:UOp, a, b) -> tuple: return (b != 0,)
   def trunc_divmod(self, u:UOp, a, b):
     q = _int_divmod(u.replace(op=Ops.CDIV), a, b)
-    return q, a - q * b, self.divmod_conditions(u, a, b)
+    return self.result(q, u.dtype), self.result(a - q * b, u.dtype), self.divmod_conditions(u, a, b)
+
+class ExactInt(_IntTerms):
+  """weakint as an unbounded mathematical integer: arithmetic is exact, nothing overflows"""
+  def arith(self, u:UOp, op:Ops, a, b): return {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op], ()
   def shift(self, u:UOp, a, b):
     op, m = u.op, self.m
     if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
@@ -314,9 +317,9 @@ class ExactInt(_Domain):
     m.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
     return out, (inr(a), inr(b))
 
-class WrappedInt(_Domain):
+class WrappedInt(_IntTerms):
   """a sized int as its exact Int (``sized_as_int``): the same semantics as ``BitVector``, overflow read off the exact value"""
-  overrides = {Ops.FLOORDIV: _floor_by_euclid, Ops.FLOORMOD: _floor_by_euclid}
+  def result(self, r, dt:DType): return self.m.wrap(r, dt)
   def arith(self, u:UOp, op:Ops, a, b):
     dt, m = u.dtype, self.m
     r = {Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b}[op]
@@ -328,9 +331,6 @@ class WrappedInt(_Domain):
     dt = u.dtype
     if _signed(dt) and self.m.reading is OverflowReading.UNDEFINED: return (b != 0, z3.Not(z3.And(a == dt.min, b == -1)))   # MIN / -1: UB in C
     return (b != 0,)
-  def trunc_divmod(self, u:UOp, a, b):
-    q = _int_divmod(u.replace(op=Ops.CDIV), a, b)
-    return self.m.wrap(q, u.dtype), self.m.wrap(a - q * b, u.dtype), self.divmod_conditions(u, a, b)
   def bitwise(self, u:UOp, a, b):
     w = u.dtype.bitsize
     return z3.BV2Int(BITWISE[u.op](z3.Int2BV(a, w), z3.Int2BV(b, w)), is_signed=_signed(u.dtype)), ()
