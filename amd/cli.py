@@ -5,7 +5,10 @@ from uopcheck.amd import doctor
 def main(args) -> int:
   rep = doctor.run(args.root)
   if args.amd_cmd == "doctor":
-    print(rep.to_json() if args.json else rep.table())
+    if args.json: print(rep.to_json())
+    else:
+      from uopcheck.runs import report
+      report(args, rep.result(), "amd-doctor")
     return rep.exit_code
   if rep.verdict == "no-amd-gpu":
     print("# uopcheck amd env: no AMD GPU found under", args.root)

@@ -4,8 +4,12 @@
 Each check says pass / fail / warn / n/a, what it saw, and the exact fix. The verdict: ready (exit 0), not ready
 (exit 1), or no AMD GPU at all (exit 2)."""
 from __future__ import annotations
-import json, os, pathlib, re
+import os, pathlib, re
 from dataclasses import dataclass, asdict, field
+from uopcheck.results import Column, Table, Result
+from uopcheck.results.render import TERM, RENDERERS
+
+JSON = RENDERERS["json"]
 
 AMD_VENDOR = 0x1002
 GPU_NAMES = {0x74a1: "MI300X", 0x74a5: "MI325X", 0x75a0: "MI350X (gfx950)", 0x75b0: "MI350X/MI355X (gfx950)", 0x7550: "RX 9070 (gfx1201)",
@@ -34,18 +38,21 @@ class Report:
   @property
   def exit_code(self) -> int: return {"ready": 0, "not-ready": 1, "no-amd-gpu": 2}[self.verdict]
 
-  def table(self) -> str:
-    lines = [f"uopcheck amd doctor (root {self.root})", f"{'check':22s} {'status':7s} seen / fix"]
+  def result(self) -> Result:
+    """one row per check (its fix on the row below when it fails or warns), the verdict, and the JSON payload"""
+    rows: list[dict] = []
     for c in self.checks:
-      lines.append(f"{c.name:22s} {c.status.upper():7s} {c.seen}")
-      if c.fix and c.status in ("fail", "warn"): lines.append(f"{'':30s} fix: {c.fix}")
+      rows.append({"check": c.name, "status": c.status.upper(), "seen / fix": c.seen})
+      if c.fix and c.status in ("fail", "warn"): rows.append({"check": "", "status": "", "seen / fix": f"fix: {c.fix}"})
     v = {"ready": "READY: this box can run tinygrad on AMD (DEV=AMD HCQ2=1)", "not-ready": "NOT READY: fix the failing checks above",
          "no-amd-gpu": "NO AMD GPU: no PCI device with vendor 0x1002 was found; nothing to bring up here"}[self.verdict]
-    return "\n".join(lines + ["", v])
+    return Result("amd_doctor", "uopcheck amd doctor", {"root": self.root, "verdict": self.verdict, "gpus": self.gpus,
+                                                         "checks": [asdict(c) for c in self.checks], "env": self.env},
+                  tables=[Table([Column("check", width=22), Column("status", width=7), Column("seen / fix")], rows)],
+                  preamble=[f"uopcheck amd doctor (root {self.root})"], summary=[v], exit_code=self.exit_code)
 
-  def to_json(self) -> str:
-    return json.dumps({"root": self.root, "verdict": self.verdict, "gpus": self.gpus, "checks": [asdict(c) for c in self.checks], "env": self.env},
-                      indent=1)
+  def table(self) -> str: return TERM.render(self.result())
+  def to_json(self) -> str: return JSON.render(self.result())
 
 def _read(root:pathlib.Path, rel:str) -> str|None:
   try: return (root / rel.lstrip("/")).read_text().strip()

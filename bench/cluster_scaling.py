@@ -19,7 +19,7 @@ def main() -> None:
   for n in a.workers:
     with tempfile.TemporaryDirectory(prefix="uopcheck-bench-") as d:
       os.environ["CACHEDB"] = f"{d}/cache.db"   # the LocalCluster's worker processes are started now: they read it
-      s = run_cluster_campaign(a.minutes, "local", n, a.seed, findings_dir=f"{d}/f", db=None, report_dir=f"{d}/r", shard_minutes=a.minutes / 2)
+      s = run_cluster_campaign(a.minutes, "local", n, a.seed, findings_dir=f"{d}/f", db=None, shard_minutes=a.minutes / 2)
     rows.append((n, s["cases"], s["seconds"], s["cases_per_min"], s["workers_used"]))
   base = rows[0][3] or 1e-9
   print(f"\n{'workers':>8s} {'used':>5s} {'cases':>7s} {'wall s':>7s} {'cases/min':>10s} {'vs ' + str(rows[0][0]):>7s}")

@@ -9,14 +9,15 @@ LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck
           "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
 # standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad), atomic writes,
 # the settings (every limit, budget and timeout, and the process environment), progress lines and per-run report directories
-UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -2), "uopcheck.settings": ("settings", -2),
-           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1),
+UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -3), "uopcheck.settings": ("settings", -2),
+           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1), "uopcheck.results": ("results", -2),
            "uopcheck.compiler_output": ("compiler_output", -2)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):
   rel = p.relative_to(ROOT).as_posix()
-  if (mod := "uopcheck." + rel.removeprefix("uopcheck/").removesuffix(".py")) in UTILITY: return UTILITY[mod]
+  mod = "uopcheck." + rel.removeprefix("uopcheck/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+  if (u := next((u for u in UTILITY if mod == u or mod.startswith(u + ".")), None)) is not None: return UTILITY[u]
   return next(LAYERS[k] for k in sorted(LAYERS, key=len, reverse=True) if rel.startswith(k + "/"))
 
 def layer_of_module(mod:str):
@@ -38,7 +39,7 @@ FILES = sorted(p for d in ("spec", "ref", "fast", "fuzz", "training", "amd", "uo
 
 def test_every_layer_has_modules():
   seen = {layer_of_file(p)[0] for p in FILES}
-  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov", "atomic", "settings", "progress", "runs"} <= seen
+  assert {"spec", "ref", "fast", "check", "fuzz", "training", "amd", "top", "rulecov", "atomic", "settings", "progress", "runs", "results"} <= seen
 
 def violations(path:pathlib.Path, name:str, floor:int) -> list[str]:
   bad = []

@@ -13,7 +13,7 @@ def covered(tmp_path_factory):
                       "float32 and (pad or permute)",
                       "--rule-cov=symbolic", "--rule-cov-report=term", "--rule-cov-report=json", "--rule-cov-report=html", "--rule-cov-report=lcov",
                       "--rule-cov-dir", str(out),
-                      "-p", "uopcheck.rulecov"], capture_output=True, text=True, cwd=ROOT)
+                      "-p", "uopcheck.rulecov.plugin"], capture_output=True, text=True, cwd=ROOT)
   assert r.returncode == 0, r.stdout[-2000:]
   return out, r.stdout, json.loads((out / "rulecov.report.json").read_text())
 
@@ -101,11 +101,12 @@ def test_combine_reads_data_files_only_and_a_new_run_starts_empty(tmp_path):
   """the report (rulecov.report.json) sits beside the data files: a second run in the same directory must neither read it
   as data (it has no 'hits': it crashed) nor add up the first run's hits"""
   from uopcheck import rulecov
+  from uopcheck.rulecov import plugin
   (tmp_path / "rulecov.111.json").write_text(json.dumps({"hits": {"uop/symbolic.py:1": 2}, "tests": {}}))
   (tmp_path / "rulecov.report.json").write_text(json.dumps({"rules": {}, "matchers": {}, "never_fired": []}))
   assert [f.name for f in rulecov.data_files(tmp_path)] == ["rulecov.111.json"]
   assert rulecov.combine(tmp_path)["hits"] == {"uop/symbolic.py:1": 2}
   class Cfg:
     getoption = staticmethod(lambda name: {"--rule-cov": "all", "--rule-cov-dir": str(tmp_path)}[name])
-  rulecov.pytest_sessionstart(type("Session", (), {"config": Cfg()})())
+  plugin.pytest_sessionstart(type("Session", (), {"config": Cfg()})())
   assert rulecov.data_files(tmp_path) == [] and (tmp_path / "rulecov.report.json").exists()

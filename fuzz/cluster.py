@@ -108,12 +108,12 @@ class _Collector:
 
 def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS,
                          db:str|None=None, scheduler:str|None=None, candidate:str|None=None, case_timeout:float=CASE_TIMEOUT_S,
-                         profile:str="small", report_dir:str="reports", shard_minutes:float=CLUSTER_SHARD_MINUTES) -> dict:
+                         profile:str="small", shard_minutes:float=CLUSTER_SHARD_MINUTES) -> dict:
   """The client: start (``local``) or join (``tcp://HOST:8786``) a Dask cluster, keep a shard on every worker thread until
   the budget is spent, write what comes back. Returns the same summary as the one-machine campaign (plus the cluster)."""
   import pathlib
   from uopcheck.fuzz.findings_io import open_example_db
-  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, write_report, load_schedulers
+  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, load_schedulers
   try: import dask, distributed
   except ImportError as e: raise SpecError(f"--cluster needs Dask (pip install uopcheck[cluster]): {e}") from None
   open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
@@ -194,5 +194,4 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
                 minutes=minutes, workers=workers, seed=seed, seconds=round(time.perf_counter() - start, 1), cases=col.cases,
                 scheduler=scheduler, candidate=candidate, case_timeout=case_timeout, profile=profile, restarts=restarts, lost=col.lost)
   s.update({"cluster": cluster, "shards": shards, "workers_used": len(used), "rejected_messages": col.rejected})
-  write_report(s, report_dir)
   return s

@@ -20,6 +20,7 @@ from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
 from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.results import Column, Table, Section, Result
 
 from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S, KILL_GRACE_S
 
@@ -143,7 +144,7 @@ def _lost_case(findings_dir:str, wid:int, kind:str, why:str, seed, known:dict) -
   return "new", d["signature"]
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
-                 self_test_bug:bool=False, report_dir:str="reports", scheduler:str|None=None, candidate:str|None=None,
+                 self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
                  case_timeout:float=CASE_TIMEOUT_S, profile:str="small") -> dict:
   import multiprocessing as mp
   open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
@@ -211,7 +212,6 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
                       seconds=round(time.perf_counter() - start, 1), cases=counters[0], scheduler=scheduler, candidate=candidate,
                       case_timeout=case_timeout, profile=profile, restarts=restarts, lost=lost)
   print()
-  write_report(summary, report_dir)
   return summary
 
 def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrupted:bool, known:dict, *, minutes:float, workers:int, seed,
@@ -233,41 +233,41 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
-def write_report(summary:dict, report_dir:str) -> None:
-  p = pathlib.Path(report_dir); p.mkdir(parents=True, exist_ok=True)
-  atomic_write_json(p / "graph_campaign.json", summary)
+FINDING_COLUMNS = [Column("file", width=40), Column("new", width=11), Column("wrong scheduler", width=16), Column("blame", width=10),
+                   Column("summary")]
+
+def result(summary:dict) -> Result:
+  """the campaign's report: what ran, how much, and one row per finding in the findings directory"""
   where = f"Dask cluster {summary['cluster']}, {summary['shards']} shards" if summary.get("cluster") else "one machine"
-  lines = ["# uopcheck graph campaign", "", f"- time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}",
-           f"- scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
-           f"- cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
-           f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})"
-           + (" (interrupted)" if summary["interrupted"] else ""),
-           f"- new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
-           f"- hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
-           f"- uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
-           f"- flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}", "",
-           "| file | new | wrong scheduler | blame | summary |", "|---|---|---|---|---|"]
-  lines += [f"| {f['file']} | {'NEW' if f['new'] else 'seen before'} | {f['wrong_scheduler'] or '-'} | {f['blame'] or '-'} | "
-            f"{f['summary'].replace('|', '/')[:120]} |" for f in summary["findings"]]
-  if summary["uopcheck_internal"]:
-    lines += ["", "## uopcheck-internal", ""] + [f"- {f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
-  if summary["skipped_files"]: lines += ["", "## skipped (corrupt) files", ""] + [f"- {x}" for x in summary["skipped_files"]]
-  (p / "graph_campaign.md").write_text("\n".join(lines) + "\n")
-  print("\n".join(lines))
-  for x in summary["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
+  pre = [f"time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}",
+         f"scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
+         f"cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
+         f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})" + (" (interrupted)" if summary["interrupted"] else ""),
+         f"new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
+         f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
+         f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
+         f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}"]
+  rows = [{"file": f["file"], "new": "NEW" if f["new"] else "seen before", "wrong scheduler": f["wrong_scheduler"] or "-",
+           "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
+  internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
+  sections = [Section(t, x) for t, x in (("uopcheck-internal", internal), ("skipped (corrupt) files", summary["skipped_files"])) if x]
+  return Result("graph_campaign", "uopcheck graph campaign", summary, tables=[Table(FINDING_COLUMNS, rows)] if rows else [],
+                preamble=pre, sections=sections)
 
 def main(args) -> int:
-  from uopcheck.runs import resolve
+  from uopcheck.runs import report
   profile = getattr(args, "profile", "small")
   timeout = args.case_timeout or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)
   if getattr(args, "cluster", None):
     from uopcheck.fuzz.cluster import run_cluster_campaign
     s = run_cluster_campaign(args.minutes, args.cluster, args.workers, args.seed, args.findings, args.db, candidate=args.scheduler,
                              scheduler="self-test-bug" if getattr(args, "self_test_bug", False) else None,
-                             case_timeout=timeout, profile=profile, report_dir=str(resolve(args, "fuzz-graph")),
+                             case_timeout=timeout, profile=profile,
                              **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
   else:
     s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                     report_dir=str(resolve(args, "fuzz-graph")), candidate=args.scheduler, profile=profile, case_timeout=timeout)
+                     candidate=args.scheduler, profile=profile, case_timeout=timeout)
+  report(args, result(s), "fuzz-graph")
+  for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json, os, pathlib, shutil, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field, asdict
 from uopcheck.spec.errors import SpecError
+from uopcheck.results import Column, Table, Result
 from uopcheck.fuzz.mutants import Mutant, MUTANTS, BY_ID
 
 DETECTORS = ("check", "graph", "rules", "conformance")
@@ -166,18 +167,20 @@ def score(rows:list[KillRow]) -> tuple[int, int]:
   live = [r for r in rows if r.live.startswith("live")]
   return sum(bool(r.caught_by) for r in live), len(live)
 
-def table(rows:list[KillRow]) -> str:
-  lines = [f"{'mutant':28s} {'layer':22s} {'live':12s} {'caught by':12s} {'s':>6s}  details", "-" * 110]
-  for r in rows:
-    det = "; ".join(f"{d}: {v}" for d, v in r.detectors.items() if v not in ("skipped", "n/a"))
-    lines.append(f"{r.mutant:28s} {r.layer:22s} {r.live:12s} {r.caught_by or ('SURVIVED' if r.live.startswith('live') else '-'):12s} "
-                 f"{r.seconds:6.0f}  {det[:160]}")
+COLUMNS = [Column("mutant", width=28), Column("layer", width=22), Column("live", width=12), Column("caught by", width=12),
+           Column("s", width=6, align=">", fmt=".0f"), Column("details")]
+
+def result(rows:list[KillRow], extra:dict|None=None) -> Result:
+  """the kill table: per mutant whether it is live and which detector caught it, and the mutation score"""
+  table = Table(COLUMNS, [{"mutant": r.mutant, "layer": r.layer, "live": r.live, "s": r.seconds,
+                           "caught by": r.caught_by or ("SURVIVED" if r.live.startswith("live") else "-"),
+                           "details": "; ".join(f"{d}: {v}" for d, v in r.detectors.items() if v not in ("skipped", "n/a"))[:160]} for r in rows])
   k, n = score(rows)
-  lines.append(f"\nmutation score: {k}/{n} live mutants caught ({100 * k / max(n, 1):.0f}%); {len(rows) - n} not live")
-  return "\n".join(lines)
+  return Result("mutate", "uopcheck mutate: mutants of tinygrad and the detectors that catch them",
+                {**(extra or {}), "caught": k, "live": n, "rows": [asdict(r) for r in rows]}, tables=[table],
+                summary=[f"mutation score: {k}/{n} live mutants caught ({100 * k / max(n, 1):.0f}%); {len(rows) - n} not live"])
 
 def main(args) -> int:
-  from uopcheck.fuzz.findings_io import atomic_write_json
   if args.list:
     for m in MUTANTS: print(f"{m.id:28s} {m.layer:22s} tinygrad/{m.file}:{check_applies(m)}  {m.what}")
     return 0
@@ -186,11 +189,7 @@ def main(args) -> int:
   if bad := [d for d in dets if d not in DETECTORS]: raise SpecError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
   for m in (BY_ID[i] for i in args.ids) if args.ids else MUTANTS: check_applies(m)   # every edit applies before anything runs
   rows = run(args.ids, dets, args.all_detectors, graph_minutes=args.graph_minutes, workers=args.workers, seed=args.seed)
-  print(table(rows))
-  k, n = score(rows)
-  from uopcheck.runs import resolve
-  out = resolve(args, "mutate")
-  atomic_write_json(out / "mutate.json", {"detectors": list(dets), "graph_minutes": args.graph_minutes, "caught": k, "live": n,
-                                          "rows": [asdict(r) for r in rows]})
-  print(f"JSON: {out / 'mutate.json'}")
-  return 0 if k == n else 1   # a live mutant no detector caught is a finding about uopcheck itself
+  from uopcheck.runs import report
+  res = result(rows, {"detectors": list(dets), "graph_minutes": args.graph_minutes})
+  report(args, res, "mutate")
+  return 0 if res.data["caught"] == res.data["live"] else 1   # a live mutant no detector caught is a finding about uopcheck itself

@@ -12,6 +12,7 @@ from tinygrad.uop.ops import UOp, UPat, PatternMatcher, upat_interpret
 from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
+from uopcheck.results import Column, Table, Section, Result
 
 INT_DTS = [dtypes.weakint, dtypes.weakint, dtypes.int32, dtypes.uint32, dtypes.int8, dtypes.int64, dtypes.uint8]
 
@@ -133,23 +134,34 @@ def verify_rules(names:list[str]|None=None, instances:int=30, seed:int=0, readin
       if progress: progress(t)
   return out
 
-def format_table(tallies:list[RuleTally]) -> str:
-  lines = [f"{'matcher':10s} {'rule (file:line)':34s} {'tried':>6s} {'applied':>8s} {'proved':>7s} {'refuted':>8s} {'unknown':>8s}"]
-  for t in tallies:
-    lines.append(f"{t.matcher:10s} {t.rule:34s} {t.tried:6d} {t.applied:8d} {t.proved:7d} {t.refuted:8d} {t.unknown:8d}")
-  tot = lambda f: sum(getattr(t, f) for t in tallies)
-  lines.append(f"{'total':10s} {len(tallies):>34d} {tot('tried'):6d} {tot('applied'):8d} {tot('proved'):7d} {tot('refuted'):8d} {tot('unknown'):8d}")
-  for t in tallies:
-    if t.counterexample is not None:
-      u, r, v = t.counterexample
-      lines.append(f"\nREFUTED {t.rule}: {v}\n  before: {u.render(simplify=False)}\n  after:  {r.render(simplify=False)}")
-  return "\n".join(lines)
+INSTANCE_COLUMNS = [Column("matcher", width=10), Column("rule (file:line)", width=34), Column("tried", width=6, align=">"),
+                    Column("applied", width=8, align=">"), Column("proved", width=7, align=">"), Column("refuted", width=8, align=">"),
+                    Column("unknown", width=8, align=">")]
+
+def result(tallies:list[RuleTally]) -> Result:
+  """``rules verify --method instances``: per rule how many instances applied, proved, refuted; one section per refutation"""
+  keys = ("tried", "applied", "proved", "refuted", "unknown")
+  rows = [{"matcher": t.matcher, "rule (file:line)": t.rule, **{k: getattr(t, k) for k in keys}} for t in tallies]
+  total = {"matcher": "total", "rule (file:line)": str(len(tallies)), **{k: sum(getattr(t, k) for t in tallies) for k in keys}}
+  cex = [(t, *t.counterexample) for t in tallies if t.counterexample is not None]
+  return Result("rules_instances", "uopcheck rules verify --method instances", {"rules": rows, "total": total},
+                tables=[Table(INSTANCE_COLUMNS, rows, footer=[total])],
+                sections=[Section(f"REFUTED {t.rule}: {v}", [f"before: {u.render(simplify=False)}", f"after:  {r.render(simplify=False)}"])
+                          for t, u, r, v in cex])
 
 # ** which rule made a bad simplification **
 
-def blame_rule(e:UOp, reading=OverflowReading.UNDEFINED, timeout_ms:int=2000) -> tuple[str, UOp, UOp, object]|None:
+@dataclass(frozen=True)
+class BlamedStep:
+  """the first rule application that is not a refinement"""
+  rule: str          # file:line
+  before: UOp
+  after: UOp
+  verdict: Refuted
+
+def blame_rule(e:UOp, reading=OverflowReading.UNDEFINED, timeout_ms:int=2000) -> BlamedStep|None:
   """Replay ``symbolic`` on ``e`` one rule application at a time (bottom-up, to a fixpoint) and return the first
-  application that is not a refinement: (rule file:line, node before, node after, the Refuted verdict)."""
+  application that is not a refinement."""
   from tinygrad.uop.symbolic import symbolic
   memo: dict[UOp, UOp] = {}
   def step(n:UOp, budget=[400]) -> UOp:
@@ -164,14 +176,14 @@ def blame_rule(e:UOp, reading=OverflowReading.UNDEFINED, timeout_ms:int=2000) ->
         except Exception: r = None
         if r is not None and r is not cur and isinstance(r, UOp):
           v = check_rewrite(cur, r, reading, timeout_ms)
-          if isinstance(v, Refuted): raise _Found(rule_id(p), cur, r, v)
+          if isinstance(v, Refuted): raise _Found(BlamedStep(rule_id(p), cur, r, v))
           cur = step(r)
           break
       else: break
     memo[n] = cur
     return cur
   try: step(e)
-  except _Found as f: return f.args
+  except _Found as f: return f.args[0]
   return None
 
 class _Found(Exception): pass

@@ -21,6 +21,7 @@ from uopcheck.spec import uop_json
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
+from uopcheck.results import Column, Table, Section, Result
 from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
@@ -167,8 +168,8 @@ def attribute(d:dict, e:UOp, reading:OverflowReading) -> dict:
   try: blamed = blame_rule(e, reading)
   except Exception: blamed = None
   if blamed:
-    d["rule"], d["rule_step"] = blamed[0], {"before": blamed[1].render(simplify=False), "after": blamed[2].render(simplify=False)}
-    d["rule_step_skeleton"] = skeleton(blamed[1], depth=0)  # the rule and the op/dtype it rewrote: the bug, not the run
+    d["rule"], d["rule_step"] = blamed.rule, {"before": blamed.before.render(simplify=False), "after": blamed.after.render(simplify=False)}
+    d["rule_step_skeleton"] = skeleton(blamed.before, depth=0)  # the rule and the op/dtype it rewrote: the bug, not the run
   else: d["rule"] = "unattributed (the whole simplify, not a single step, breaks refinement)"
   d["signature"] = signature(d)
   return d
@@ -274,6 +275,18 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     status.close(stats.line())
   return stats
 
+def result(st:CampaignStats, extra:dict) -> Result:
+  """new findings, the known ones met again, uopcheck-internal refutations (the first 10), and where the findings are"""
+  new = [f"NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at {f.get('assignment')}: "
+         f"before={f.get('before')} after={f.get('after')}" for f in st.findings]
+  known = [f"known: {k} (shipped corpus)" for k in sorted({f["known_as"] for f in st.known})]
+  internal = [f"uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}" for f in st.internal[:10]]
+  counts = {k: getattr(st, k) for k in ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")}
+  return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), **extra},
+                tables=[Table([Column(k, width=9, align=">") for k in counts], [counts])],
+                summary=[f"findings directory: {extra['findings_dir']} (review, then `uopcheck findings promote FILE` to ship one)"],
+                sections=[Section(t, x) for t, x in (("findings", new), ("known", known), ("uopcheck-internal", internal)) if x])
+
 def run_from_cli(args) -> int:
   """``uopcheck fuzz symbolic``: the campaign, then its findings, known and uopcheck-internal lines; the exit code"""
   from uopcheck.fuzz.findings_io import exit_code, EXIT_CLEAN
@@ -284,14 +297,8 @@ def run_from_cli(args) -> int:
     return EXIT_CLEAN
   st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
                     pipeline=not args.no_pipeline)
-  for f in st.findings: print(f"  NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at "
-                              f"{f.get('assignment')}: before={f.get('before')} after={f.get('after')}")
-  for k in sorted({f["known_as"] for f in st.known}): print(f"  known: {k} (shipped corpus)")
-  for f in st.internal[:10]: print(f"  uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}")
-  print(f"findings directory: {args.findings} (review, then `uopcheck findings promote FILE` to ship one)")
-  from uopcheck.runs import resolve
-  atomic_write_json(resolve(args, "fuzz-symbolic") / "fuzz_symbolic.json", {**dataclasses.asdict(st), "minutes": args.minutes, "seed": args.seed,
-                                                                            "reading": args.reading, "findings_dir": args.findings})
+  from uopcheck.runs import report
+  report(args, result(st, {"minutes": args.minutes, "seed": args.seed, "reading": args.reading, "findings_dir": args.findings}), "fuzz-symbolic")
   return exit_code(new=len(st.findings), internal=len(st.internal))
 
 from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E402

@@ -26,6 +26,8 @@ from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip
 from uopcheck.spec.errors import SpecError
 from uopcheck.atomic import replacing, atomic_write_json
+from uopcheck.results import Column, Table, Result
+from uopcheck.results.render import TERM
 from uopcheck.spec import uop_json
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import Tolerance, graph_tolerance
@@ -82,25 +84,28 @@ class GateResult:
     if not self.step_ok: return "scheduler (every kernel matches its AST; the kernel graph does not compute the step)"
     return "JIT replay"
 
-  def table(self) -> str:
-    out = [f"{'kernel':44s} {'calls':>5s} {'dev vs CPU':>11s} {'dev vs ref':>11s} {'tolerance':>22s}  result"]
-    for r in self.rows:
-      out.append(f"{r.name[:44]:44s} {r.instances:5d} {r.cpu_err:11.3g} {r.ref_err:11.3g} {r.tolerance:>22s}  "
-                 f"{'PASS' if r.ok else 'FAIL'}{'' if r.ok else '  ' + r.detail}")
-    out.append(f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
-               f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s")
-    out.append(f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
-               f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}")
-    if self.phases: out.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
-    out += [f"note: {m}" for m in self.messages]
-    out.append("gate: PASS" if self.ok else f"gate: FAIL ({self.blame})")
-    return "\n".join(out)
+  def result(self) -> Result:
+    """one row per distinct kernel of the captured step, the step-level checks, the notes and the verdict"""
+    rows = [{"kernel": r.name[:44], "calls": r.instances, "dev vs CPU": r.cpu_err, "dev vs ref": r.ref_err, "tolerance": r.tolerance,
+             "result": "PASS" if r.ok else f"FAIL  {r.detail}"} for r in self.rows]
+    summary = [f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
+               f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
+               f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
+               f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"]
+    if self.phases: summary.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
+    summary += [f"note: {m}" for m in self.messages] + ["gate: PASS" if self.ok else f"gate: FAIL ({self.blame})"]
+    return Result("gate", "uopcheck train: the CPU gate", self.as_dict(), tables=[Table(GATE_COLUMNS, rows)], summary=summary)
+
+  def table(self) -> str: return TERM.render(self.result())
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
+
+GATE_COLUMNS = [Column("kernel", width=44), Column("calls", width=5, align=">"), Column("dev vs CPU", width=11, align=">", fmt=".3g"),
+                Column("dev vs ref", width=11, align=">", fmt=".3g"), Column("tolerance", width=22, align=">"), Column("result")]
 
 def _tol_str(t:Tolerance) -> str: return f"rtol={float(np.max(t.rtol)):.1e} atol={float(np.max(t.atol)):.1e}"
 
@@ -131,11 +136,20 @@ def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
 @functools.lru_cache(maxsize=4096)
 def _stored_slots(ast:UOp) -> tuple[int, ...]: return tuple(sorted(KernelInterpreter(ast).stored_slots()))
 
-def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float, bool, bool, str, Tolerance|None]:
-  """(dev-vs-CPU err, dev-vs-ref err, cpu ok, ref ok, detail, tolerance) for one kernel call."""
+@dataclass
+class StepKernelVerdict:
+  """one kernel call checked twice: the device's output against tinygrad's CPU and against uopcheck's reference"""
+  cpu_err: float
+  ref_err: float
+  cpu_ok: bool
+  ref_ok: bool
+  detail: str
+  tolerance: Tolerance|None
+
+def check_step_kernel(step:Step, var_vals:dict[str, int]) -> StepKernelVerdict:
   ast, args = step.call.src[0], _args(step.call)
   kc, ref_out = check_kernel_step(step, var_vals)
-  if ref_out is None: return 0.0, 0.0, True, False, f"reference: {kc.error}", None
+  if ref_out is None: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
   for slot in _stored_slots(ast):
     a = args[slot]
@@ -145,7 +159,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int]) -> tuple[float, float,
     if not c.ok and cpu_ok: cpu_ok, detail = False, f"buffer {slot} vs CPU at {c.first_index}: cpu={c.ref_value!r} device={c.fast_value!r}"
   if not kc.ok:
     detail = (detail + "; " if detail else "") + f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}"
-  return cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol
+  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol)
 
 # ** reproducers **
 
@@ -200,12 +214,12 @@ def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool
   call = rec["ast"].call(*bufs)
   with hcq2_mode(rec.get("hcq2", True)): dt = run_call(call, rec["var_vals"])
   step = Step(0, call, rec["before"], [snapshot(b) for b in bufs], dt, rec["name"])
-  cpu_err, ref_err, cpu_ok, ref_ok, detail, _ = check_step_kernel(step, rec["var_vals"])
+  v = check_step_kernel(step, rec["var_vals"])
   same = step.after == rec["device_after"]
-  msg = (f"kernel {ansistrip(rec['name'])} on {dev}: dev vs CPU {'PASS' if cpu_ok else 'FAIL'} ({cpu_err:.3g}), dev vs ref "
-         f"{'PASS' if ref_ok else 'FAIL'} ({ref_err:.3g}); device output {'identical to' if same else 'differs from'} the recorded run"
-         + (f"; {detail}" if detail else ""))
-  return cpu_ok and ref_ok, msg
+  msg = (f"kernel {ansistrip(rec['name'])} on {dev}: dev vs CPU {'PASS' if v.cpu_ok else 'FAIL'} ({v.cpu_err:.3g}), dev vs ref "
+         f"{'PASS' if v.ref_ok else 'FAIL'} ({v.ref_err:.3g}); device output {'identical to' if same else 'differs from'} the recorded run"
+         + (f"; {v.detail}" if v.detail else ""))
+  return v.cpu_ok and v.ref_ok, msg
 
 # ** the gate **
 
@@ -278,13 +292,13 @@ class CPUGate:
         same = sum(1 for r in rows.values() if r.name.split(" #")[0] == name)  # distinct ASTs can share a program name
         row = rows[key] = KernelRow(f"{name} #{same + 1}" if same else name)
       row.instances += 1
-      cpu_err, ref_err, cpu_ok, ref_ok, detail, tol = check_step_kernel(step, log.var_vals)
-      row.cpu_err, row.ref_err = max(row.cpu_err, cpu_err), max(row.ref_err, ref_err)
-      if tol is not None and not row.tolerance: row.tolerance = _tol_str(tol)
-      if not (cpu_ok and ref_ok) and row.ok:
-        row.cpu_ok, row.ref_ok, row.detail = cpu_ok, ref_ok, detail
+      v = check_step_kernel(step, log.var_vals)
+      row.cpu_err, row.ref_err = max(row.cpu_err, v.cpu_err), max(row.ref_err, v.ref_err)
+      if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
+      if not (v.cpu_ok and v.ref_ok) and row.ok:
+        row.cpu_ok, row.ref_ok, row.detail = v.cpu_ok, v.ref_ok, v.detail
         row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.json",
-                                             step, log.var_vals, detail))
+                                             step, log.var_vals, v.detail))
     t0 = res.timed("per-kernel CPU + ref checks", t0)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
     if ref is not None: self._compare_reference(lazy, ref, stepped, res)

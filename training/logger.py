@@ -46,7 +46,7 @@ class RunLogger:
     if self.run is not None: self.run.log({k: v for k, v in row.items() if k != "step"}, step=row["step"])
 
   def log_gate(self, gate) -> None:
-    (self.out / "gate.json").write_text(json.dumps(gate.as_dict(), indent=1))
+    """the gate's kernels as a wandb table and its verdict in the run summary (gate.json is the run's report, written by train)"""
     if self.run is None: return
     import wandb
     cols: list[str|int] = ["kernel", "calls", "dev_vs_cpu_err", "dev_vs_ref_err", "tolerance", "ok"]

@@ -8,6 +8,7 @@ reference (training/gate.py); otherwise it prints the table, writes reproducers,
 from __future__ import annotations
 import argparse, json, os, pathlib, sys, time
 import numpy as np
+from uopcheck.results import emit, DEFAULT_KINDS
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--config", default="tiny", help="model config: tiny, small, llama3-1b, llama3-8b")
@@ -148,7 +149,7 @@ def _train(args) -> int:
     gate_batches = [_gate_batch(batches.batch(-1 - i), args) for i in range(max(1, args.gate_steps))]  # batches the run never draws
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     gate = CPUGate(_gate_trainer(trainer, args), out / "gate").run(gate_batches, cosine_lr(start, train_cfg))
-    print(gate.table(), flush=True)
+    emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)
     if not gate.ok:
       reps = [r.reproducer for r in gate.rows if r.reproducer]

@@ -13,6 +13,7 @@ if os.environ.get("UOPCHECK_RULECOV_DIR"):
   os.environ.setdefault("TRACK_MATCH_STATS", "1")
   os.environ.setdefault("PARALLEL", "0")
   os.environ.setdefault("PRINT_MATCH_STATS", "0")
-  from uopcheck import rulecov as _rulecov  # noqa: F401  (registers the exit hook; imports no tinygrad)
+  from uopcheck.rulecov.data import record_at_exit
+  record_at_exit()   # imports no tinygrad
 
 __version__ = "0.1.0"

@@ -15,10 +15,12 @@
 Exit codes, for every command: 0 nothing new, 1 new findings, 2 usage or input error, 3 uopcheck-internal error.
 """
 from __future__ import annotations
-import argparse, json, os, pathlib, subprocess, sys, time
+import argparse, os, pathlib, subprocess, sys, time
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
 from uopcheck.atomic import atomic_write_json
-from uopcheck.runs import resolve, finish_run
+from uopcheck.runs import finish_run, report
+from uopcheck.results import Column, Table, Section, Result, RENDERERS, DEFAULT_KINDS, parse_kinds
+from uopcheck.results.render import TERM
 
 def _cmd_check(args) -> int:
   from uopcheck.check import catalog, harness
@@ -28,34 +30,49 @@ def _cmd_check(args) -> int:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
   if args.per_kernel: return _per_kernel(args, names)
-  rows, failed, internal = [], 0, 0
-  print(f"{'graph':24s} {'result':6s} {'kernels':>7s} {'ref ms':>9s} {'fast ms':>9s} {'max abs err':>12s}  notes")
+  rows, failed, internal, reproducers = [], 0, 0, []
+  table = Table(CHECK_COLUMNS)
+  live = "term" in args.report
+  if live: print(TERM.head(table), flush=True)
   for n in names:
     r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
     err = max((c.max_abs_err for c in r.comparisons), default=0.0)
     note = r.error if r.error else (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "")
-    print(f"{n:24s} {'PASS' if r.ok else 'FAIL':6s} {r.kernels:7d} {r.ref_s*1e3:9.2f} {r.fast_s*1e3:9.1f} {err:12.3g}  {note}")
+    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
+    table.rows.append({"graph": n, "result": "PASS" if r.ok else "FAIL", "kernels": r.kernels, "ref ms": r.ref_s * 1e3,
+                       "fast ms": r.fast_s * 1e3, "max abs err": err, "notes": note})
+    if live: print(TERM.row(table, table.rows[-1]), flush=True)   # each graph's line as soon as it is checked
     if not r.ok:
       failed += 1
       internal += r.failed_in in ("reference", "build")  # uopcheck's own reference (or graph) failed: not a tinygrad finding
-      if r.reproducer: print(r.reproducer)
-    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
-  print(f"\n{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
-        f"scheduler={args.scheduler or 'tinygrad rangeify'})")
-  atomic_write_json(resolve(args, "check") / "check.json", rows)
+      if r.reproducer: reproducers += r.reproducer.splitlines()
+  res = Result("check", "uopcheck check: ref vs fast on real model graphs", rows, tables=[table],
+               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
+                        f"scheduler={args.scheduler or 'tinygrad rangeify'})"],
+               sections=[Section("reproducers", reproducers)] if reproducers else [])
+  report(args, res, "check", live=live)
   if args.json: atomic_write_json(pathlib.Path(args.json), rows)
   return exit_code(new=failed - internal, internal=internal)
+
+CHECK_COLUMNS = [Column("graph", width=24), Column("result", width=6), Column("kernels", width=7, align=">"),
+                 Column("ref ms", width=9, align=">", fmt=".2f"), Column("fast ms", width=9, align=">", fmt=".1f"),
+                 Column("max abs err", width=12, align=">", fmt=".3g"), Column("notes")]
 
 def _per_kernel(args, names) -> int:
   from uopcheck.check import catalog
   from uopcheck.check.kernel import check_per_kernel
   failed = internal = 0
+  results = []
   for n in names:
     r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
-    print(f"== {n} ({'HCQ2' if r.hcq2 else 'plain'} path, scheduler={args.scheduler or 'tinygrad rangeify'})")
-    print(r.table()); print()
+    results.append(r.result(args.scheduler))
+    if "term" in args.report: print(f"== {results[-1].title}\n{TERM.render(results[-1])}\n", flush=True)
     failed += not r.ok
     internal += r.blame == "reference"
+  res = Result("check", "uopcheck check --per-kernel: each kernel and stage, ref vs fast", [x.data for x in results],
+               tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables],
+               summary=[f"{x.title}: " + next(ln for ln in x.summary if ln.startswith("verdict:")) for x in results])
+  report(args, res, "check", live=True)
   return exit_code(new=failed - internal, internal=internal)
 
 def _cmd_spec(args) -> int:
@@ -64,15 +81,14 @@ def _cmd_spec(args) -> int:
   if not ops:
     print(f"uopcheck: no op named {args.op!r}", file=sys.stderr)
     return 2
-  for op in ops:
-    s = OP_TABLE[op]
-    stages = ",".join(sorted(st.value for st in s.stages)) or "-"
-    print(f"{op.name:20s} [{stages:22s}] {'OUT OF SCOPE: ' + s.out_of_scope if s.out_of_scope else s.semantics}")
-    if args.op: print(f"  typing: {s.typing}")
-  atomic_write_json(resolve(args, "spec") / "spec.json", {op.name: {
-    "stages": sorted(st.value for st in OP_TABLE[op].stages), "typing": OP_TABLE[op].typing, "semantics": OP_TABLE[op].semantics,
-    "out_of_scope": OP_TABLE[op].out_of_scope, "arity": OP_TABLE[op].arity, "domain": OP_TABLE[op].domain,
-    "tolerance": OP_TABLE[op].tolerance, "fuzz": sorted(OP_TABLE[op].fuzz)} for op in ops})
+  data = {op.name: {"stages": sorted(st.value for st in OP_TABLE[op].stages), "typing": OP_TABLE[op].typing, "semantics": OP_TABLE[op].semantics,
+                    "out_of_scope": OP_TABLE[op].out_of_scope, "arity": OP_TABLE[op].arity, "domain": OP_TABLE[op].domain,
+                    "tolerance": OP_TABLE[op].tolerance, "fuzz": sorted(OP_TABLE[op].fuzz)} for op in ops}
+  rows = [{"op": k, "stages": "[" + (",".join(d["stages"]) or "-") + "]",
+           "semantics": "OUT OF SCOPE: " + d["out_of_scope"] if d["out_of_scope"] else d["semantics"]} for k, d in data.items()]
+  cols = [Column("op", width=20), Column("stages", width=24), Column("semantics")]
+  report(args, Result("spec", "uopcheck spec: the op table", data, tables=[Table(cols, rows)],
+                      summary=[f"typing: {data[ops[0].name]['typing']}"] if args.op else []), "spec")
   return 0
 
 def _cmd_conformance(args) -> int:
@@ -89,13 +105,13 @@ def _cmd_fuzz(args) -> int:
 def _cmd_rules(args) -> int:
   from uopcheck.spec.ints import OverflowReading
   if args.method == "instances":   # the first design: random instances per rule (kept as the benchmark's baseline)
-    from uopcheck.fuzz.rules import verify_rules, format_table
+    from uopcheck.fuzz.rules import verify_rules, result
     from uopcheck.progress import StatusLine
     status = StatusLine(sys.stderr)
     tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
                            progress=lambda t: status.update(f"{t.matcher} {t.rule:40s}"))
     status.close("")
-    print(format_table(tallies))
+    report(args, result(tallies), "rules-instances")
     return exit_code(new=sum(1 for t in tallies if t.refuted))
   from uopcheck.fuzz import rule_verify, rule_report
   try: known = rule_report.load_known(args.known) if args.known else rule_report.load_known()
@@ -103,12 +119,9 @@ def _cmd_rules(args) -> int:
     print(f"uopcheck: {e}", file=sys.stderr)
     return EXIT_USAGE
   verdicts = rule_verify.verify_all(args.only or None, workers=args.workers)
-  out = resolve(args, "rules-verify")
-  rule_report.write_json(verdicts, out / "rules_verify.json", known)
-  rule_report.write_html(verdicts, out / "rules_verify.html", known)
-  print(rule_report.format_table(verdicts, known, show_na=args.show_na))
-  print(f"reports: {out / 'rules_verify.json'}, {out / 'rules_verify.html'}")
-  return exit_code(new=len(rule_verify.summary(verdicts, known)["refuted_new"]))
+  res = rule_report.result(verdicts, known, show_na=args.show_na)
+  report(args, res, "rules-verify")
+  return exit_code(new=len(res.data["summary"]["refuted_new"]))
 
 def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each re-read as data and
@@ -118,16 +131,18 @@ def _cmd_findings(args) -> int:
   from uopcheck.spec import SpecError
   if args.findings_cmd == "audit":
     from uopcheck.fuzz.symbolic import load_findings, audit
-    false = 0
+    rows, skipped = [], []
     for directory in args.files:
       found, problems = load_findings(directory)
-      for x in problems: print(f"skipped {x}", file=sys.stderr)
-      for p, d in found:
-        why = audit(d)
-        false += why is not None
-        print(f"{p.name}: {'confirmed' if why is None else 'FALSE: ' + why}")
-      print(f"{directory}: {len(found)} symbolic findings audited, {len(problems)} unreadable")
-    print(f"false findings: {false}")
+      skipped += problems
+      rows += [{"directory": directory, "file": p.name, "verdict": "confirmed" if (why := audit(d)) is None else "FALSE: " + why} for p, d in found]
+    for x in skipped: print(f"skipped {x}", file=sys.stderr)
+    false = sum(r["verdict"] != "confirmed" for r in rows)
+    report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "skipped": skipped, "false": false},
+                        tables=[Table([Column("file", width=40), Column("verdict")], rows)],
+                        summary=[f"{len(rows)} symbolic findings audited in {', '.join(args.files)}, {len(skipped)} unreadable",
+                                 f"false findings: {false}"],
+                        sections=[Section("skipped (unreadable)", skipped)] if skipped else []), "findings-audit")
     return exit_code(internal=false)
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
   for f in map(pathlib.Path, args.files):
@@ -161,11 +176,8 @@ def _cmd_coverage(args) -> int:
   env = {**os.environ, "TRACK_MATCH_STATS": "1", "PRINT_MATCH_STATS": "0", "UOPCHECK_RULECOV_DIR": str(d.resolve())}
   env.setdefault("PARALLEL", "0")  # compile workers run with TRACK_MATCH_STATS=0: their rules would be lost (see rulecov.enable)
   rc = subprocess.call(cmd, env=env)
-  rep = rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None)
-  if "term" in args.report: print(rulecov.term(rep))
-  if "json" in args.report: (d / "rulecov.report.json").write_text(json.dumps(rep, indent=1)); print(f"JSON report: {d}/rulecov.report.json")
-  if "html" in args.report: print(f"HTML report: {rulecov.write_html(rep, d / 'html', 'uopcheck coverage -- ' + ' '.join(args.cmd))}")
-  if "lcov" in args.report: print(f"LCOV report: {rulecov.write_lcov(rep, d / 'rulecov.lcov')}")
+  rulecov.write_reports(rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None), args.report, d,
+                        "uopcheck coverage -- " + " ".join(args.cmd))
   return rc
 
 def _cmd_compare(args) -> int:
@@ -187,6 +199,16 @@ def _cmd_train(args) -> int:
   from uopcheck.training import run
   return run.train(args)
 
+def report_options(run_dir:bool=True) -> argparse.ArgumentParser:
+  """``--report`` and ``--report-dir``, the same on every command that reports (a parent parser); ``train`` writes into
+  its own ``--out`` and takes ``--report`` only"""
+  r = argparse.ArgumentParser(add_help=False)
+  r.add_argument("--report", type=parse_kinds, action="extend", default=None, metavar="KINDS",
+                 help=f"comma separated, repeatable: {', '.join(RENDERERS)} (default {','.join(DEFAULT_KINDS)}); files go to the run directory")
+  if run_dir: r.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, "
+                             "linked as reports/latest)")
+  return r
+
 def _version() -> str:
   from importlib.metadata import version, PackageNotFoundError
   def of(pkg:str) -> str:
@@ -199,22 +221,21 @@ def build_parser() -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
   p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
   sub = p.add_subparsers(dest="cmd", required=True)
-  c = sub.add_parser("check", help="ref vs fast on real model graphs, printed as a table")
+  reports = report_options()
+  c = sub.add_parser("check", parents=[reports], help="ref vs fast on real model graphs, printed as a table")
   c.add_argument("names", nargs="*", help="graphs from uopcheck.check.catalog (default: all)")
   c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
-  c.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
   c.set_defaults(fn=_cmd_check)
-  s = sub.add_parser("spec", help="print the op table")
+  s = sub.add_parser("spec", parents=[reports], help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")
-  s.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   s.set_defaults(fn=_cmd_spec)
   k = sub.add_parser("conformance", help="run pytest conformance/")
   k.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (after --)")
   k.set_defaults(fn=_cmd_conformance)
-  f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
+  f = sub.add_parser("fuzz", parents=[reports], help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
   f.add_argument("fuzz_cmd", choices=sorted(FUZZERS), help="; ".join(f"{k}: {v[0]}" for k, v in sorted(FUZZERS.items())))
   f.add_argument("--minutes", type=float, default=5.0, help="time budget of the campaign (default 5)")
   f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
@@ -226,7 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
                  "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
   f.add_argument("--shard-minutes", type=float, default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
                  "is submitted (default 5)")
-  f.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
@@ -242,11 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--no-pipeline", action="store_true", help="symbolic: check e vs e.simplify() only, not the codegen integer pipeline")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
   f.set_defaults(fn=_cmd_fuzz)
-  r = sub.add_parser("rules", help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
+  r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
   r.add_argument("--workers", type=int, default=2, help="processes (default 2); the table does not depend on it")
-  r.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
   r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
   r.add_argument("--method", choices=["universal", "instances"], default="universal",
@@ -256,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--seed", type=int, default=0, help="instances only")
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap", help="instances only (universal checks both)")
   r.set_defaults(fn=_cmd_rules)
-  cs = sub.add_parser("compare-schedulers", help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
+  cs = sub.add_parser("compare-schedulers", parents=[reports],
+                      help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
   cs.add_argument("a", help="scheduler A: 'rangeify' (tinygrad's own), package.module:fn or file.py:fn")
   cs.add_argument("b", help="scheduler B, written like A")
   cs.add_argument("--graphs", nargs="*", default=None, help="real graphs from uopcheck.check.catalog (default: all; give none for no real graphs)")
@@ -264,10 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--fuzz", type=int, default=0, help="also this many graph-fuzz programs drawn from --seed")
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
   cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
-  cs.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
   cs.set_defaults(fn=_cmd_compare)
-  mu = sub.add_parser("mutate", help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
+  mu = sub.add_parser("mutate", parents=[reports],
+                      help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
   mu.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog; see --list)")
   mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
   mu.add_argument("--detectors", default="check,graph,rules,conformance", help="comma-separated, run in this order; 'none' for witnesses only")
@@ -275,9 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
   mu.add_argument("--graph-minutes", type=float, default=1.0, help="length of the graph-fuzz campaign per mutant")
   mu.add_argument("--workers", type=int, default=1, help="graph-fuzz workers per mutant")
   mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
-  mu.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   mu.set_defaults(fn=_cmd_mutate)
-  fd = sub.add_parser("findings", help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
+  fd = sub.add_parser("findings", parents=[reports], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
   fd.add_argument("--to", default=None, help="corpus directory (default: the shipped fuzz/findings/)")
@@ -285,16 +304,18 @@ def build_parser() -> argparse.ArgumentParser:
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
   cv.add_argument("--dir", default="reports/rulecov", help="where the data files and reports go (default reports/rulecov)")
   cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
-  cv.add_argument("--report", nargs="*", default=["term"], choices=["term", "json", "html", "lcov"], help="report kinds (default term)")
+  cv.add_argument("--report", type=lambda t: parse_kinds(t, extra=("lcov",)), action="extend", default=None, metavar="KINDS",
+                  help="comma separated: term, json, md, html (coverage.py-like index with annotated sources), lcov (default term)")
   cv.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run under coverage (after --)")
   cv.set_defaults(fn=_cmd_coverage)
-  a = sub.add_parser("amd", help="MI350X bring-up: doctor and env")
+  a = sub.add_parser("amd", parents=[reports], help="MI350X bring-up: doctor and env")
   a.add_argument("amd_cmd", choices=["doctor", "env"], help="doctor: the bring-up checks; env: the exports for a launch script")
   a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")
   a.add_argument("--json", action="store_true", help="machine-readable output")
   a.set_defaults(fn=_cmd_amd)
   from uopcheck.training.run import add_arguments as train_arguments  # imports no tinygrad
-  t = sub.add_parser("train", help="Llama training run; --validate checks every kernel of the JIT-captured step first")
+  t = sub.add_parser("train", parents=[report_options(run_dir=False)],
+                     help="Llama training run; --validate checks every kernel of the JIT-captured step first")
   train_arguments(t)
   t.set_defaults(fn=_cmd_train)
   return p
@@ -306,6 +327,7 @@ def main(argv:list[str]|None=None) -> int:
   apply_environment()
   try: args = build_parser().parse_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
+  if getattr(args, "report", False) is None: args.report = ["term"] if args.cmd == "coverage" else list(DEFAULT_KINDS)
   from uopcheck import compiler_output
   compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
   started, rc = time.time(), EXIT_INTERNAL

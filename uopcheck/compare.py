@@ -4,7 +4,7 @@ Cases are the real graphs (``uopcheck.check.catalog``), the programs of a graph-
 and programs drawn from a seed. For each case and each scheduler: the verdict against the reference (ref vs fast), then
 a second, warm run (kernels already compiled) for the cost: kernels launched, tinygrad's own estimates of FLOPs and of
 bytes moved (``GlobalCounters``: the ``Estimates`` of every kernel run), compile time (tinygrad's ``lower_and_compile``
-on the first run, with its compiled-binary cache off) and the warm run's wall time. Written as a table, JSON and a plot."""
+on the first run, with its compiled-binary cache off) and the warm run's wall time. Reported through ``--report``, plus a plot."""
 from __future__ import annotations
 import pathlib, time
 from dataclasses import dataclass, asdict, field
@@ -13,6 +13,7 @@ from tinygrad.helpers import GlobalCounters, Context
 from uopcheck import fast
 from uopcheck.check import harness, catalog
 from uopcheck.spec.errors import SpecError
+from uopcheck.results import Column, Table, Section, Result
 
 @dataclass
 class Cost:
@@ -103,27 +104,32 @@ def _fmt_bytes(n:float) -> str:
     n /= 1024
   return f"{n:.1f}TB"
 
-def table(rows:list[Row], a:str, b:str) -> str:
-  la, lb = "A", "B"
-  head = f"{'case':28s} {'src':10s} | {la+' ok':5s} {'kern':>5s} {'bytes':>8s} {'ops':>9s} {'comp s':>7s} {'run ms':>7s} | " \
-         f"{lb+' ok':5s} {'kern':>5s} {'bytes':>8s} {'ops':>9s} {'comp s':>7s} {'run ms':>7s}"
-  lines = [f"A = {a}", f"B = {b}", head, "-" * len(head)]
-  def cell(c:Cost) -> str:
-    ok = "int!" if c.internal else "ok" if c.ok else "FAIL"
-    return f"{ok:5s} {c.kernels:5d} {_fmt_bytes(c.bytes):>8s} {c.ops:9d} {c.compile_s:7.2f} {c.run_s * 1e3:7.1f}"
-  for r in rows: lines.append(f"{r.case[:28]:28s} {r.source:10s} | {cell(r.costs[a])} | {cell(r.costs[b])}")
+def _cost_columns(lab:str) -> list[Column]:
+  k = lab.lower()
+  return [Column(f"{k} ok", f"{lab} ok", 5), Column(f"{k} kern", "kern", 5, ">"), Column(f"{k} bytes", "bytes", 8, ">"),
+          Column(f"{k} ops", "ops", 9, ">"), Column(f"{k} comp s", "comp s", 7, ">", ".2f"), Column(f"{k} run ms", "run ms", 7, ">", ".1f")]
+
+COLUMNS = [Column("case", width=28), Column("src", width=10), *_cost_columns("A"), *_cost_columns("B")]
+
+def _cost_cells(c:Cost, k:str) -> dict:
+  return {f"{k} ok": "int!" if c.internal else "ok" if c.ok else "FAIL", f"{k} kern": c.kernels, f"{k} bytes": _fmt_bytes(c.bytes),
+          f"{k} ops": c.ops, f"{k} comp s": c.compile_s, f"{k} run ms": c.run_s * 1e3}
+
+def result(rows:list[Row], a:str, b:str, extra:dict|None=None) -> Result:
+  """one row per case (A's cost beside B's), the totals and B/A ratios, and every failure"""
+  table = Table(COLUMNS, [{"case": r.case[:28], "src": r.source, **_cost_cells(r.costs[a], "a"), **_cost_cells(r.costs[b], "b")} for r in rows])
   tot = {s: (sum(r.costs[s].ok for r in rows), sum(r.costs[s].kernels for r in rows), sum(r.costs[s].bytes for r in rows),
              sum(r.costs[s].compile_s for r in rows), sum(r.costs[s].run_s for r in rows)) for s in (a, b)}
-  lines.append("-" * len(head))
-  for s, lab in ((a, "A"), (b, "B")):
-    ok, k, by, cs, rs = tot[s]
-    lines.append(f"{lab}: {ok}/{len(rows)} correct, {k} kernels, {_fmt_bytes(by)} moved, {cs:.1f} s compiling, {rs:.2f} s warm runs")
-  if tot[a][1]: lines.append(f"B/A: kernels x{tot[b][1] / max(tot[a][1], 1):.2f}, bytes x{tot[b][2] / max(tot[a][2], 1):.2f}, "
-                             f"compile x{tot[b][3] / max(tot[a][3], 1e-9):.2f}, warm run x{tot[b][4] / max(tot[a][4], 1e-9):.2f}")
-  for r in rows:
-    for s, lab in ((a, "A"), (b, "B")):
-      if not r.costs[s].ok: lines.append(f"{lab} {'uopcheck-internal' if r.costs[s].internal else 'FAIL'} {r.case}: {r.costs[s].error}")
-  return "\n".join(lines)
+  summary = [f"{lab}: {ok}/{len(rows)} correct, {k} kernels, {_fmt_bytes(by)} moved, {cs:.1f} s compiling, {rs:.2f} s warm runs"
+             for s, lab in ((a, "A"), (b, "B")) for ok, k, by, cs, rs in [tot[s]]]
+  if tot[a][1]: summary.append(f"B/A: kernels x{tot[b][1] / max(tot[a][1], 1):.2f}, bytes x{tot[b][2] / max(tot[a][2], 1):.2f}, "
+                               f"compile x{tot[b][3] / max(tot[a][3], 1e-9):.2f}, warm run x{tot[b][4] / max(tot[a][4], 1e-9):.2f}")
+  failures = [f"{lab} {'uopcheck-internal' if r.costs[s].internal else 'FAIL'} {r.case}: {r.costs[s].error}"
+              for r in rows for s, lab in ((a, "A"), (b, "B")) if not r.costs[s].ok]
+  data = {"a": a, "b": b, **(extra or {}),
+          "rows": [{"case": r.case, "source": r.source, "a": asdict(r.costs[a]), "b": asdict(r.costs[b])} for r in rows]}
+  return Result("compare_schedulers", "uopcheck compare-schedulers", data, tables=[table], preamble=[f"A = {a}", f"B = {b}"], summary=summary,
+                sections=[Section("failures", failures)] if failures else [])
 
 def write_plot(rows:list[Row], a:str, b:str, path:pathlib.Path) -> pathlib.Path|None:
   """Kernels, bytes and warm run time per case, A beside B; a failing case is marked x. None without matplotlib."""
@@ -152,17 +158,13 @@ def write_plot(rows:list[Row], a:str, b:str, path:pathlib.Path) -> pathlib.Path|
   return path
 
 def main(args) -> int:
-  from uopcheck.fuzz.findings_io import atomic_write_json, exit_code
+  from uopcheck.fuzz.findings_io import exit_code
+  from uopcheck.runs import report
   rows = compare(args.a, args.b, args.graphs, args.corpus, args.fuzz, args.seed, args.profile,
                  progress=lambda s: print(s, flush=True) if not args.quiet else None)
-  print(table(rows, args.a, args.b))
-  from uopcheck.runs import resolve
-  out = resolve(args, "compare-schedulers")
-  atomic_write_json(out / "compare_schedulers.json", {"a": args.a, "b": args.b, "seed": args.seed, "profile": args.profile,
-                                                       "rows": [{"case": r.case, "source": r.source, "a": asdict(r.costs[args.a]),
-                                                                 "b": asdict(r.costs[args.b])} for r in rows]})
-  print(f"JSON: {out / 'compare_schedulers.json'}")
-  if (p := write_plot(rows, args.a, args.b, out / "compare_schedulers.png")) is not None: print(f"plot: {p}")
-  else: print("plot: skipped (matplotlib is not installed)")
+  written = report(args, result(rows, args.a, args.b, {"seed": args.seed, "profile": args.profile}), "compare-schedulers")
+  if written and (p := write_plot(rows, args.a, args.b, next(iter(written.values())).parent / "compare_schedulers.png")) is not None:
+    print(f"plot: {p}")
+  elif written: print("plot: skipped (matplotlib is not installed)")
   wrong = sum(not c.ok and not c.internal for r in rows for c in r.costs.values())
   return exit_code(new=wrong, internal=sum(c.internal for r in rows for c in r.costs.values()))

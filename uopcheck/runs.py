@@ -1,9 +1,11 @@
 """Per-run report directories: every command that writes a report writes it under ``reports/runs/<UTC time>-<command>/``
 (never over the last run's, even a partial one), with ``run.json`` (the command line, when, how long, the exit code),
-and then points ``reports/latest`` and ``reports/latest-<command>`` at it. ``--report-dir DIR`` writes to DIR instead."""
+and then points ``reports/latest`` and ``reports/latest-<command>`` at it. ``--report-dir DIR`` writes to DIR instead.
+``report`` is how a command hands its ``Result`` to the renderers its ``--report`` option names."""
 from __future__ import annotations
 import os, pathlib, sys, time
 from uopcheck.atomic import atomic_write_json
+from uopcheck.results import Result, RENDERERS, DEFAULT_KINDS, emit
 
 BASE = "reports"
 
@@ -38,3 +40,9 @@ def resolve(args, command:str) -> pathlib.Path:
   if getattr(args, "report_dir", None): return pathlib.Path(args.report_dir)
   args.run_dir, args.run_command = new_run_dir(command), command
   return args.run_dir
+
+def report(args, result:Result, command:str, live:bool=False) -> dict[str, pathlib.Path]:
+  """print and write ``result`` as ``--report`` asks (default: terminal and JSON); a file kind goes to this run's directory"""
+  kinds = list(getattr(args, "report", None) or DEFAULT_KINDS)
+  files = any(k in RENDERERS and RENDERERS[k].suffix for k in kinds)
+  return emit(result, kinds, resolve(args, command) if files else None, live=live)

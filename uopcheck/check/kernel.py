@@ -9,12 +9,14 @@
    runtimes differ, blame the runtime; if they agree on the wrong value, the compiled program is wrong: codegen."""
 from __future__ import annotations
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, asdict
 from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp
 from uopcheck.spec.errors import SpecError
+from uopcheck.results import Column, Table, Result
+from uopcheck.results.render import TERM
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import graph_tolerance
 from uopcheck.check.tolerance import tolerance_for
@@ -55,20 +57,26 @@ class PerKernelResult:
   @property
   def ok(self) -> bool: return self.blame is None and not self.message
 
-  def table(self) -> str:
-    lines = [f"{'#':>3s} {'kernel':28s} {'ops':>5s} {'result':6s} {'max abs err':>12s} {'ref ms':>8s} {'fast ms':>10s}  notes"]
-    for k in self.kernels:
-      note = k.error or (f"buffer {k.buffer} first differs at {k.first_index}: ref={k.ref_value!r} fast={k.fast_value!r} -> {k.stage}"
-                         if not k.ok else "")
-      lines.append(f"{k.index:3d} {k.name[:28]:28s} {k.ops:5d} {'PASS' if k.ok else 'FAIL':6s} {k.max_err:12.3g} {k.ref_s*1e3:8.2f} "
-                   f"{k.device_s*1e3:10.2f}  {note}")
-    lines.append("(fast ms: the call's wall time through tinygrad's compile/link/exec, compile included the first time a kernel is seen)")
-    lines.append(f"kernel chain (ref kernels in scheduled order) == tensor ref: {'yes' if self.chain_ok else 'NO'}; "
-                 f"fast output == tensor ref: {'yes' if self.tensor_ok else 'NO'}")
-    lines.append("verdict: " + ("all stages agree" if self.ok else f"{self.blame or 'error'} is to blame" +
-                                (f" (kernel {self.blamed_kernel})" if self.blamed_kernel else "") + (f": {self.message}" if self.message else "")))
-    lines += [f"note: {n}" for n in self.notes]
-    return "\n".join(lines)
+  def result(self, scheduler:str|None=None) -> Result:
+    rows = [{"#": k.index, "kernel": k.name[:28], "ops": k.ops, "result": "PASS" if k.ok else "FAIL", "max abs err": k.max_err,
+             "ref ms": k.ref_s * 1e3, "fast ms": k.device_s * 1e3,
+             "notes": k.error or (f"buffer {k.buffer} first differs at {k.first_index}: ref={k.ref_value!r} fast={k.fast_value!r} -> {k.stage}"
+                                  if not k.ok else "")} for k in self.kernels]
+    verdict = "all stages agree" if self.ok else (f"{self.blame or 'error'} is to blame" + (f" (kernel {self.blamed_kernel})" if self.blamed_kernel
+                                                  else "") + (f": {self.message}" if self.message else ""))
+    return Result("check_per_kernel", f"{self.name} ({'HCQ2' if self.hcq2 else 'plain'} path, scheduler={scheduler or 'tinygrad rangeify'})",
+                  {**{k: v for k, v in asdict(self).items() if k != "kernels"}, "ok": self.ok, "kernels": rows},
+                  tables=[Table(KERNEL_COLUMNS, rows)],
+                  summary=["(fast ms: the call's wall time through tinygrad's compile/link/exec, compile included the first time a kernel is seen)",
+                           f"kernel chain (ref kernels in scheduled order) == tensor ref: {'yes' if self.chain_ok else 'NO'}; "
+                           f"fast output == tensor ref: {'yes' if self.tensor_ok else 'NO'}", "verdict: " + verdict]
+                          + [f"note: {n}" for n in self.notes])
+
+  def table(self) -> str: return TERM.render(self.result())
+
+KERNEL_COLUMNS = [Column("#", width=3, align=">"), Column("kernel", width=28), Column("ops", width=5, align=">"), Column("result", width=6),
+                  Column("max abs err", width=12, align=">", fmt=".3g"), Column("ref ms", width=8, align=">", fmt=".2f"),
+                  Column("fast ms", width=10, align=">", fmt=".2f"), Column("notes")]
 
 # ** a byte-level model of device memory, keyed by base buffer **
 

@@ -1,0 +1,96 @@
+"""Results are objects, reports are renderers: every renderer shows the same result faithfully (escaping what its medium
+needs), every reporting command takes the one ``--report`` option, and the files it asks for are written."""
+from __future__ import annotations
+import argparse, html, json, re
+import pytest
+from uopcheck.cli import main, build_parser
+from uopcheck.results import Column, Table, Section, Result, RENDERERS, DEFAULT_KINDS, emit, parse_kinds
+from uopcheck.amd import fixtures
+
+def _result() -> Result:
+  cols = [Column("name", width=10), Column("n", width=5, align=">"), Column("err", width=8, align=">", fmt=".2g"),
+          Column("source", term=False), Column("note")]
+  rows = [{"name": "a|b", "n": 3, "err": 0.000123, "source": "x<y", "note": "<script>alert(1)</script>"},
+          {"name": "second", "n": 12345, "err": None, "source": "", "note": "ok"}]
+  return Result("demo", "demo title", {"rows": rows, "k": [1, 2]},
+                tables=[Table(cols, rows, title="the rows", footer=[{"name": "TOTAL", "n": 12348}])],
+                preamble=["before"], summary=["2 rows"], sections=[Section("problems", ["first | one"])], exit_code=1)
+
+def test_term_aligns_columns_and_hides_wide_ones():
+  text = RENDERERS["term"].render(_result())
+  lines = text.splitlines()
+  head = next(ln for ln in lines if ln.startswith("name"))
+  assert head.index("n") + 1 < head.index("err") and "source" not in text and "x<y" not in text   # a file-only column
+  row = next(ln for ln in lines if ln.startswith("a|b"))
+  assert row[:10] == "a|b".ljust(10) and row[11:16] == "    3" and "0.00012" in row
+  assert lines.index(row) < next(i for i, ln in enumerate(lines) if ln.startswith("TOTAL"))
+  assert "2 rows" in lines and "problems" in lines and "  first | one" in lines and lines[0] == "before"
+
+def test_json_is_the_results_payload():
+  r = _result()
+  assert json.loads(RENDERERS["json"].render(r)) == r.data
+
+def test_markdown_escapes_pipes_and_keeps_every_column():
+  md = RENDERERS["md"].render(_result())
+  assert md.startswith("# demo title") and "## the rows" in md and "## problems" in md
+  row = next(ln for ln in md.splitlines() if "a\\|b" in ln)
+  assert row.count(" | ") == 4 and "x<y" in row                     # five cells; the pipe in a cell is escaped, not a column
+  assert "|---|---:|---:|---|---|" in md and "| TOTAL | 12348 |" in md
+
+def test_html_escapes_and_sorts_by_value():
+  doc = RENDERERS["html"].render(_result())
+  assert "<script>alert(1)</script>" not in doc and html.escape("<script>alert(1)</script>") in doc and "x&lt;y" in doc
+  assert "onclick='srt(this)'" in doc and "data-v='12345'" in doc     # numeric cells sort by value, not text
+  assert doc.count("<tfoot>") == 1 and "<h2>problems</h2>" in doc
+
+def test_emit_prints_term_and_writes_the_file_kinds(tmp_path, capsys):
+  written = emit(_result(), ["term", "json", "md", "html"], tmp_path)
+  assert sorted(p.name for p in written.values()) == ["demo.html", "demo.json", "demo.md"]
+  assert "demo title" not in capsys.readouterr().out.splitlines()[0]   # the terminal kind: no title banner, the result's own lines
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.html", "demo.json", "demo.md"]
+
+def test_parse_kinds():
+  assert parse_kinds("term, json,markdown") == ["term", "json", "md"]
+  with pytest.raises(argparse.ArgumentTypeError, match="bogus"): parse_kinds("json,bogus")
+  assert parse_kinds("lcov", extra=("lcov",)) == ["lcov"]
+
+def _subparsers():
+  p = build_parser()
+  sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+  return sub.choices
+
+def test_every_reporting_command_takes_the_one_report_option():
+  for name, sp in _subparsers().items():
+    if name == "conformance": continue   # its arguments are pytest's
+    opts = {o for a in sp._actions for o in a.option_strings}
+    assert "--report" in opts, name
+    if name not in ("train", "coverage"): assert "--report-dir" in opts, name
+
+@pytest.mark.parametrize("argv,name", [(["spec", "--op", "cdiv"], "spec"),
+                                       (["amd", "doctor", "--root", "HEALTHY"], "amd_doctor"),
+                                       (["rules", "verify", "--only", "tinygrad/uop/symbolic.py:113", "--workers", "1"], "rules_verify")])
+def test_report_kinds_are_the_files_written(argv, name, tmp_path, capsys):
+  argv = [str(fixtures.build("healthy", tmp_path / "fx")) if a == "HEALTHY" else a for a in argv]
+  assert main([*argv, "--report", "md,html", "--report", "json", "--report-dir", str(tmp_path / "r")]) == 0
+  assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [f"{name}.html", f"{name}.json", f"{name}.md"]
+  assert capsys.readouterr().out == ""                                  # term was not asked for
+  data = json.loads((tmp_path / "r" / f"{name}.json").read_text())
+  md = (tmp_path / "r" / f"{name}.md").read_text()
+  assert data and md.startswith("# uopcheck") and re.search(r"^\| .+ \|$", md, re.M)   # a Markdown table of the same result
+  assert main([*argv, "--report", "term", "--report-dir", str(tmp_path / "t")]) == 0
+  assert capsys.readouterr().out.strip() and not (tmp_path / "t").exists()   # terminal only: no files, no directory
+
+def test_default_kinds_and_a_bad_kind(tmp_path, capsys):
+  assert main(["spec", "--report-dir", str(tmp_path)]) == 0
+  assert sorted(p.suffix for p in tmp_path.iterdir()) == sorted(f".{k}" for k in DEFAULT_KINDS if k != "term")
+  assert main(["spec", "--report", "pdf"]) == 2 and "unknown report kind(s) ['pdf']" in capsys.readouterr().err
+
+def test_rule_report_html_shows_source_and_counterexample(tmp_path):
+  """the rules verify HTML keeps what its own page had: the rule's source and the counterexample beside the verdict"""
+  known = tmp_path / "known.json"
+  known.write_text("{}")
+  assert main(["rules", "verify", "--only", "tinygrad/uop/symbolic.py:116", "--workers", "1", "--known", str(known), "--report", "html",
+               "--report-dir", str(tmp_path / "r")]) == 1
+  doc = (tmp_path / "r" / "rules_verify.html").read_text()
+  assert "refuted (NEW)" in doc and ("REACHABLE" in doc or "not shown reachable" in doc)
+  assert html.escape('(UPat.var("x") // -1, lambda x: -x)') in doc                    # the rule's source line

@@ -1,0 +1,60 @@
+"""Collection: tinygrad's own match statistics. With TRACK_MATCH_STATS=1 set *before tinygrad is imported*, every
+PatternMatcher is a TrackedPatternMatcher and ``tinygrad.uop.ops.match_stats[upat][0]`` counts its matches. A rule's
+stable id is its file:line (``UPat.location``) plus the module and name of the matcher that defines it."""
+from __future__ import annotations
+import importlib, os, pathlib, sys
+from collections import defaultdict
+
+MODULES = ["tinygrad.uop.symbolic", "tinygrad.uop.divandmod", "tinygrad.uop.weak", "tinygrad.schedule.rangeify", "tinygrad.schedule.indexing",
+           "tinygrad.codegen", "tinygrad.codegen.simplify", "tinygrad.codegen.late.devectorizer" , "tinygrad.codegen.late.expander",
+           "tinygrad.codegen.decomp.op", "tinygrad.codegen.decomp.dtype", "tinygrad.codegen.late.linearizer", "tinygrad.codegen.opt.postrange"]
+
+def enable() -> None:
+  """Turn on tinygrad's match statistics; must happen before tinygrad is imported."""
+  if "tinygrad.uop.ops" in sys.modules and not os.environ.get("TRACK_MATCH_STATS"):
+    raise RuntimeError("rule coverage must be enabled before tinygrad is imported (TRACK_MATCH_STATS is read at import)")
+  os.environ["TRACK_MATCH_STATS"] = "1"
+  os.environ.setdefault("PRINT_MATCH_STATS", "0")
+  # tinygrad compiles a many-kernel linear in spawned worker processes that run with TRACK_MATCH_STATS=0
+  # (engine/worker.py), so the codegen rules they fire would be lost: compile in-process while measuring
+  os.environ.setdefault("PARALLEL", "0")
+
+def _tinygrad_dir() -> pathlib.Path:
+  import tinygrad
+  return pathlib.Path(tinygrad.__file__).parent
+
+def rules(select:list[str]|None=None) -> dict[str, dict]:
+  """Every rule of the known matchers: id -> {matcher, file, line, pattern}; ``select`` filters by substring."""
+  base = _tinygrad_dir()
+  out: dict[str, dict] = {}
+  for modname in MODULES:
+    try: mod = importlib.import_module(modname)
+    except ImportError: continue
+    if mod.__file__ is None: continue
+    mfile = str(pathlib.Path(mod.__file__).resolve())
+    pms = [(n, o) for n, o in vars(mod).items() if hasattr(o, "patterns") and hasattr(o, "pdict")]
+    for name, obj in sorted(pms, key=lambda x: (len(x[1].patterns), x[0])):  # the smallest matcher holding a rule names it
+      matcher = f"{modname.replace('tinygrad.', '')}.{name}"
+      if select and not any(s in matcher for s in select): continue
+      for p, _ in obj.patterns:
+        f, line = p.location
+        if str(pathlib.Path(f).resolve()) != mfile: continue  # a rule belongs to the module that defines it
+        rid = f"{pathlib.Path(f).resolve().relative_to(base)}:{line}"
+        out.setdefault(rid, {"matcher": matcher, "file": str(pathlib.Path(f).resolve().relative_to(base)), "line": line,
+                             "pattern": _pattern_text(f, line)})
+  return out
+
+def _pattern_text(f:str, line:int) -> str:
+  try: return pathlib.Path(f).read_text().splitlines()[line - 1].strip()[:160]
+  except (OSError, IndexError): return ""
+
+def hits() -> dict[str, int]:
+  """Matches per rule id so far in this process."""
+  from tinygrad.uop import ops
+  base = _tinygrad_dir()
+  out: dict[str, int] = defaultdict(int)
+  for p, v in list(ops.match_stats.items()):
+    try: rid = f"{pathlib.Path(p.location[0]).resolve().relative_to(base)}:{p.location[1]}"
+    except ValueError: continue
+    out[rid] += int(v[0])
+  return dict(out)
