@@ -18,6 +18,15 @@ def test_check_exits_0_clean_and_1_on_a_disagreement(capsys):
                       "'uopcheck.fuzz.graph_campaign:_broken_scheduler']))") == 1
   assert main(["check", "no_such_graph"]) == 2
 
+def test_check_from_a_fresh_process_as_make_demo_runs_it(tmp_path):
+  """the CLI imports tinygrad before it sets HCQ2=1: realize.py then lacks the HCQ2 compile functions it imports only
+  under HCQ2, and every realize failed with NameError: hcq_compile (make demo, any fresh `uopcheck check`)"""
+  import subprocess, sys, os
+  env = {k: v for k, v in os.environ.items() if k != "HCQ2"}
+  r = subprocess.run([sys.executable, "-m", "uopcheck.cli", "check", "matmul", "--report-dir", str(tmp_path)], capture_output=True,
+                     text=True, env=env, timeout=300)
+  assert r.returncode == 0 and "1/1 graphs agree" in r.stdout and "HCQ2 path" in r.stdout, r.stdout[-1500:] + r.stderr[-1500:]
+
 def test_rules_verify_exits_1_exactly_when_a_rule_is_refuted(capsys, tmp_path):
   # x//-1 -> -x is wrong on unsigned ints: refuted, so exit 1 while it is not on the reviewed list, 0 once it is
   known = tmp_path / "known.json"

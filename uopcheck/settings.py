@@ -2,7 +2,8 @@
 suite's conftest make it -- never by importing a uopcheck module (a library user's environment is theirs).
 
 - ``HCQ2=1`` unless set: the HCQ2 runtime is the fast path uopcheck checks by default (``fast.hcq2_mode`` switches it
-  per run, whatever the environment says).
+  per run, whatever the environment says). If tinygrad's realize was imported before this call (importing the CLI
+  does), it is given the HCQ2 compile/link functions it imports only when HCQ2 is set at its import.
 - ``CC``: Debian's clang 14 rejects ``__bf16`` arithmetic, so when the user has not chosen a compiler, the newest
   versioned clang the set-up installed."""
 from __future__ import annotations
@@ -14,6 +15,12 @@ def apply_environment() -> None:
   os.environ.setdefault("HCQ2", "1")
   if "CC" not in os.environ and (cc := next((c for c in CLANGS if shutil.which(c)), None)) is not None: os.environ["CC"] = cc
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()   # tinygrad caches getenv
+  # realize.py imports its HCQ2 compile/link functions at import time only when HCQ2 is set then: if it was imported
+  # before this call, run_linear would reach hcq_compile without it (NameError) -- give it the same names
+  realize = sys.modules.get("tinygrad.engine.realize")
+  if realize is not None and os.environ["HCQ2"] not in ("", "0") and not hasattr(realize, "hcq_compile"):
+    from tinygrad.runtime.support import hcq2
+    realize.hcq_compile, realize.hcq_link, realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV  # type: ignore[attr-defined]
 
 # ** every limit, budget and timeout uopcheck runs under, named once (the modules below import them from here) **
 
