@@ -6,9 +6,10 @@
 With --validate the run starts only if every kernel of the JIT-captured train step agrees with the CPU and with the
 reference (training/gate.py); otherwise it prints the table, writes reproducers, and exits 3 without training."""
 from __future__ import annotations
-import argparse, json, os, pathlib, sys, time
+import argparse, os, pathlib, sys, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
+from uopcheck.atomic import atomic_write_json
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--config", default="tiny", help="model config: tiny, small, llama3-1b, llama3-8b")
@@ -183,7 +184,7 @@ def _train(args) -> int:
   png = logger.plot(f"{args.config} on {device}")
   hist = logger.history()
   summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
-  (out / "summary.json").write_text(json.dumps(summary, indent=1))
+  atomic_write_json(out / "summary.json", summary)
   if (note := logger.finish(summary)): print(note)
   print(f"trained steps {start}..{end - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
         f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
