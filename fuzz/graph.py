@@ -137,6 +137,10 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   budget, or for a hang) skips the blame checks. A failure that passes its blame check *and* a whole re-check is ``flaky``:
   not confirmed, so never reported as tinygrad's bug (kept as ``flaky-*.json`` to look at)."""
   kind = "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal"
+  if blame is None and v.kind == "crash" and scheduler is None and v.wrong != "candidate" and crashes_without_capture(desc) is False:
+    # stock tinygrad raised under uopcheck's capture but not on its own: the crash is ours until shown otherwise (a crash
+    # that took a worker down comes with its blame and is never re-run here, in the campaign's own process)
+    kind, v = "uopcheck-internal", dataclasses.replace(v, summary=f"raised only under uopcheck's capture (plain tinygrad realizes it): {v.summary}")
   if blame is None:
     blame = v.kind
     if v.kind in ("mismatch", "spec-error"):
@@ -157,6 +161,19 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   if v.wrong: d["wrong_scheduler"] = v.wrong
   if kernels: d["kernels"] = [{"name": n, "source": src} for n, src in kernels]
   return d
+
+def crashes_without_capture(desc:dict) -> bool|None:
+  """A crash confirmed independently of uopcheck: the program built and realized by plain tinygrad -- no capture, no
+  reference, no comparison -- its outputs copied to the CPU and read as ``fast.run`` reads them. True: tinygrad raises
+  on its own; False: it does not (the crash needs uopcheck's capture); None: not re-run this way (a TinyJit program)."""
+  from tinygrad import Tensor
+  if desc.get("jit"): return None
+  try:
+    outs = [t if t.device == "CPU" else t.to("CPU") for t in build_program(desc)]
+    Tensor.realize(*outs)
+    for t in outs: t.numpy()
+  except Exception: return True
+  return False
 
 FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky"}
 

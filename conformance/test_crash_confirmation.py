@@ -1,0 +1,36 @@
+"""A crash is tinygrad's finding only when plain tinygrad raises on its own: the program rebuilt and realized with no
+capture, reference or comparison. A crash that needs uopcheck's capture is uopcheck-internal, never a tinygrad bug.
+Each check runs in a fresh interpreter (conformance/isolated.py): a crash mid-realize can leave the CPU queue waiting."""
+from __future__ import annotations
+import json
+from uopcheck.fuzz.graph import crashes_without_capture
+from conformance.isolated import run_isolated
+
+# tinygrad 0.14.0: a compare of a row-sharded tensor, copied back to one device, asserts in rangeify (_limit_bufs)
+SHARDED_COMPARE = {"inputs": [{"shape": [4, 4], "dtype": "float32", "seed": 1, "kind": "normal", "device": "CPU"}],
+                   "steps": [["shard", 0, 0], ["binary", "lt", 1, 1]], "outputs": [2]}
+PLAIN = {"inputs": [{"shape": [3, 5], "dtype": "float32", "seed": 2, "kind": "normal", "device": "CPU"}],
+         "steps": [["binary", "add", 0, 0]], "outputs": [1]}
+
+def _finalized(desc:dict, break_hook:bool=False) -> dict:
+  return run_isolated(
+    "import json\nfrom uopcheck.fuzz.graph import check_program, finalize, crashes_without_capture\n"
+    + ("from uopcheck.fast import runner\ndef broken(prg): raise RuntimeError(\"a bug in uopcheck's capture hook\")\n"
+       "runner._program_name_source = broken\n" if break_hook else "")
+    + f"desc = json.loads({json.dumps(json.dumps(desc))})\nv = check_program(desc)\nd = finalize(desc, v)\n"
+    "print(json.dumps({'kind': v.kind, 'summary': v.summary, 'plain': crashes_without_capture(desc), 'finding': d['kind'], "
+    "'finding_summary': d['summary']}))")
+
+def test_a_crash_plain_tinygrad_shares_is_tinygrads():
+  r = _finalized(SHARDED_COMPARE)
+  assert r["kind"] == "crash" and "mselect must be on tuple device" in r["summary"], r
+  assert r["plain"] is True and r["finding"] == "graph", r
+
+def test_a_crash_only_under_the_capture_is_uopchecks():
+  r = _finalized(PLAIN, break_hook=True)
+  assert r["kind"] == "crash" and "capture hook" in r["summary"], r
+  assert r["plain"] is False                                             # plain tinygrad realizes it
+  assert r["finding"] == "uopcheck-internal" and r["finding_summary"].startswith("raised only under uopcheck's capture"), r
+
+def test_a_jitted_program_is_not_re_run_plainly():
+  assert crashes_without_capture({**PLAIN, "jit": 3}) is None
