@@ -57,14 +57,14 @@ SORT_JS = ("<script>function srt(th){const t=th.closest('table'),i=[...th.parent
            "return isNaN(parseFloat(v))?v:parseFloat(v)};[...b.rows].sort((x,y)=>(k(x)>k(y)?1:k(x)<k(y)?-1:0)*(d==='a'?1:-1))"
            ".forEach(r=>b.appendChild(r))}</script>")
 STYLE = ("<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:1px 6px;border:1px solid #ccc} "
-         "th{cursor:pointer;background:#eee} tfoot td{font-weight:bold} pre{margin:0} .n{color:#888;text-align:right}</style>")
+         "th{cursor:pointer;background:#eee} pre{margin:0} .n{color:#888;text-align:right}</style>")
 
 def html_table(head:list[str], rows:list[list], total:list|None=None) -> str:
   """a sortable table (click a header); cells are HTML, or (html, sort value) pairs; the totals stay below, unsorted"""
   th = "".join(f"<th onclick='srt(this)'>{h}</th>" for h in head)
   body = "".join("<tr>" + "".join(f"<td data-v='{html.escape(str(v[1]))}'>{v[0]}</td>" if isinstance(v, tuple) else f"<td>{v}</td>"
                                   for v in r) + "</tr>" for r in rows)
-  foot = "<tfoot><tr class='total'>" + "".join(f"<td>{v}</td>" for v in total) + "</tr></tfoot>" if total else ""
+  foot = "<tfoot><tr class='total'>" + "".join(f"<td><b>{v}</b></td>" for v in total) + "</tr></tfoot>" if total else ""
   return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody>{foot}</table>"
 
 def html_page(title:str, body:str) -> str:
