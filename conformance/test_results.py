@@ -94,3 +94,10 @@ def test_rule_report_html_shows_source_and_counterexample(tmp_path):
   doc = (tmp_path / "r" / "rules_verify.html").read_text()
   assert "refuted (NEW)" in doc and ("REACHABLE" in doc or "not shown reachable" in doc)
   assert html.escape('(UPat.var("x") // -1, lambda x: -x)') in doc                    # the rule's source line
+
+def test_findings_promote_reports_what_it_promoted(tmp_path, capsys):
+  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
+  f = sorted(SHIPPED_FINDINGS.glob("symbolic-*.json"))[0]
+  assert main(["findings", "promote", str(f), "--to", str(tmp_path / "corpus"), "--report", "term,json", "--report-dir", str(tmp_path / "r")]) == 0
+  assert (tmp_path / "corpus" / f.name).read_bytes() == f.read_bytes() and f.name in capsys.readouterr().out
+  assert json.loads((tmp_path / "r" / "findings_promote.json").read_text())["promoted"][0]["file"] == f.name

@@ -145,6 +145,7 @@ def _cmd_findings(args) -> int:
                         sections=[Section("skipped (unreadable)", skipped)] if skipped else []), "findings-audit")
     return exit_code(internal=false)
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
+  rows = []
   for f in map(pathlib.Path, args.files):
     if f.name.startswith("symbolic-"):
       from uopcheck.fuzz.symbolic import _validate, load_expr, reproduce, confirm
@@ -161,7 +162,9 @@ def _cmd_findings(args) -> int:
     else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(f, dest / f.name)
-    print(f"promoted {f.name} -> {dest}")
+    rows.append({"file": f.name, "to": str(dest), "confirmed": "re-confirmed on this tinygrad"})
+  report(args, Result("findings_promote", "uopcheck findings promote", {"promoted": rows},
+                      tables=[Table([Column("file", width=32), Column("to", width=40), Column("confirmed")], rows)]), "findings-promote")
   return 0
 
 def _cmd_coverage(args) -> int:
