@@ -18,6 +18,7 @@ from tinygrad.schedule import create_schedule
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.structural import verify
 from uopcheck.spec.numpy_dtypes import bf16_from_bits, fp8_from_bits
+from uopcheck.settings import give_hcq2_functions
 
 @dataclass
 class CapturedKernel:
@@ -72,9 +73,7 @@ def hcq2_mode(enabled:bool):
   old_env = os.environ.get("HCQ2")
   os.environ["HCQ2"] = "1" if enabled else "0"
   getenv.cache_clear()  # type: ignore[attr-defined]
-  if enabled and not hasattr(tg_realize, "hcq_compile"):
-    from tinygrad.runtime.support import hcq2
-    tg_realize.hcq_compile, tg_realize.hcq_link, tg_realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV
+  if enabled: give_hcq2_functions(tg_realize)
   try: yield
   finally:
     if old_env is None: os.environ.pop("HCQ2", None)

@@ -15,12 +15,14 @@ def apply_environment() -> None:
   os.environ.setdefault("HCQ2", "1")
   if "CC" not in os.environ and (cc := next((c for c in CLANGS if shutil.which(c)), None)) is not None: os.environ["CC"] = cc
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()   # tinygrad caches getenv
-  # realize.py imports its HCQ2 compile/link functions at import time only when HCQ2 is set then: if it was imported
-  # before this call, run_linear would reach hcq_compile without it (NameError) -- give it the same names
-  realize = sys.modules.get("tinygrad.engine.realize")
-  if realize is not None and os.environ["HCQ2"] not in ("", "0") and not hasattr(realize, "hcq_compile"):
-    from tinygrad.runtime.support import hcq2
-    realize.hcq_compile, realize.hcq_link, realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV  # type: ignore[attr-defined]
+  if (realize := sys.modules.get("tinygrad.engine.realize")) is not None and os.environ["HCQ2"] not in ("", "0"): give_hcq2_functions(realize)
+
+def give_hcq2_functions(realize) -> None:
+  """tinygrad's realize.py imports its HCQ2 compile/link functions at import time only when HCQ2 is set then: imported
+  before HCQ2 was switched on, run_linear would reach hcq_compile without it (NameError) -- give it the same names"""
+  if hasattr(realize, "hcq_compile"): return
+  from tinygrad.runtime.support import hcq2
+  realize.hcq_compile, realize.hcq_link, realize.HCQ_RUNTIME_DEV = hcq2.hcq_compile, hcq2.hcq_link, hcq2.HCQ_RUNTIME_DEV
 
 # ** every limit, budget and timeout uopcheck runs under, named once (the modules below import them from here) **
 
