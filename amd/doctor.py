@@ -49,7 +49,7 @@ class Report:
     return Result("amd_doctor", "uopcheck amd doctor", {"root": self.root, "verdict": self.verdict, "gpus": self.gpus,
                                                          "checks": [asdict(c) for c in self.checks], "env": self.env},
                   tables=[Table([Column("check", width=22), Column("status", width=7), Column("seen / fix")], rows)],
-                  preamble=[f"uopcheck amd doctor (root {self.root})"], summary=[v], exit_code=self.exit_code)
+                  preamble=[f"uopcheck amd doctor (root {self.root})"], summary=[v])
 
   def table(self) -> str: return TERM.render(self.result())
   def to_json(self) -> str: return JSON.render(self.result())

@@ -14,7 +14,7 @@ def _result() -> Result:
           {"name": "second", "n": 12345, "err": None, "source": "", "note": "ok"}]
   return Result("demo", "demo title", {"rows": rows, "k": [1, 2]},
                 tables=[Table(cols, rows, title="the rows", footer=[{"name": "TOTAL", "n": 12348}])],
-                preamble=["before"], summary=["2 rows"], sections=[Section("problems", ["first | one"])], exit_code=1)
+                preamble=["before"], summary=["2 rows"], sections=[Section("problems", ["first | one"])])
 
 def test_term_aligns_columns_and_hides_wide_ones():
   text = RENDERERS["term"].render(_result())

@@ -62,16 +62,16 @@ def _per_kernel(args, names) -> int:
   from uopcheck.check import catalog
   from uopcheck.check.kernel import check_per_kernel
   failed = internal = 0
-  results = []
+  results, verdicts = [], []
   for n in names:
     r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
-    results.append(r.result(args.scheduler))
-    if "term" in args.report: print(f"== {results[-1].title}\n{TERM.render(results[-1])}\n", flush=True)
+    results.append(x := r.result(args.scheduler))
+    verdicts.append(f"{x.title}: verdict: {r.verdict()}")
+    if "term" in args.report: print(f"== {x.title}\n{TERM.render(x)}\n", flush=True)
     failed += not r.ok
     internal += r.blame == "reference"
   res = Result("check", "uopcheck check --per-kernel: each kernel and stage, ref vs fast", [x.data for x in results],
-               tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables],
-               summary=[f"{x.title}: " + next(ln for ln in x.summary if ln.startswith("verdict:")) for x in results])
+               tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables], summary=verdicts)
   report(args, res, "check", live=True)
   return exit_code(new=failed - internal, internal=internal)
 

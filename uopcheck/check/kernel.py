@@ -62,15 +62,18 @@ class PerKernelResult:
              "ref ms": k.ref_s * 1e3, "fast ms": k.device_s * 1e3,
              "notes": k.error or (f"buffer {k.buffer} first differs at {k.first_index}: ref={k.ref_value!r} fast={k.fast_value!r} -> {k.stage}"
                                   if not k.ok else "")} for k in self.kernels]
-    verdict = "all stages agree" if self.ok else (f"{self.blame or 'error'} is to blame" + (f" (kernel {self.blamed_kernel})" if self.blamed_kernel
-                                                  else "") + (f": {self.message}" if self.message else ""))
     return Result("check_per_kernel", f"{self.name} ({'HCQ2' if self.hcq2 else 'plain'} path, scheduler={scheduler or 'tinygrad rangeify'})",
                   {**{k: v for k, v in asdict(self).items() if k != "kernels"}, "ok": self.ok, "kernels": rows},
                   tables=[Table(KERNEL_COLUMNS, rows)],
                   summary=["(fast ms: the call's wall time through tinygrad's compile/link/exec, compile included the first time a kernel is seen)",
                            f"kernel chain (ref kernels in scheduled order) == tensor ref: {'yes' if self.chain_ok else 'NO'}; "
-                           f"fast output == tensor ref: {'yes' if self.tensor_ok else 'NO'}", "verdict: " + verdict]
+                           f"fast output == tensor ref: {'yes' if self.tensor_ok else 'NO'}", "verdict: " + self.verdict()]
                           + [f"note: {n}" for n in self.notes])
+
+  def verdict(self) -> str:
+    if self.ok: return "all stages agree"
+    return (f"{self.blame or 'error'} is to blame" + (f" (kernel {self.blamed_kernel})" if self.blamed_kernel else "")
+            + (f": {self.message}" if self.message else ""))
 
   def table(self) -> str: return TERM.render(self.result())
 

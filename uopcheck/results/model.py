@@ -48,4 +48,3 @@ class Result:
   preamble: list[str] = field(default_factory=list)
   summary: list[str] = field(default_factory=list)
   sections: list[Section] = field(default_factory=list)
-  exit_code: int = 0

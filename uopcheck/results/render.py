@@ -24,8 +24,9 @@ class TermRenderer:
     return " ".join(f"{x:{c.align}{c.width}s}" if c.width and (i < len(cells) - 1 or c.align == ">") else x
                     for i, (c, x) in enumerate(cells)).rstrip()
   def table(self, t:Table) -> list[str]:
-    lines = ([t.title] if t.title else []) + [self.head(t)] + [self.row(t, r) for r in t.rows]
-    return lines + (["-" * len(self.head(t))] + [self.row(t, r) for r in t.footer] if t.footer else [])
+    head = self.head(t)
+    lines = ([t.title] if t.title else []) + [head] + [self.row(t, r) for r in t.rows]
+    return lines + (["-" * len(head)] + [self.row(t, r) for r in t.footer] if t.footer else [])
   def render(self, result:Result, tables:bool=True) -> str:
     lines = list(result.preamble)
     for t in result.tables if tables else []: lines += ([""] if lines else []) + self.table(t)
@@ -59,12 +60,13 @@ SORT_JS = ("<script>function srt(th){const t=th.closest('table'),i=[...th.parent
 STYLE = ("<style>body{font-family:sans-serif} table{border-collapse:collapse} td,th{padding:1px 6px;border:1px solid #ccc} "
          "th{cursor:pointer;background:#eee} pre{margin:0} .n{color:#888;text-align:right}</style>")
 
-def html_table(head:list[str], rows:list[list], total:list|None=None) -> str:
-  """a sortable table (click a header); cells are HTML, or (html, sort value) pairs; the totals stay below, unsorted"""
+def html_table(head:list[str], rows:list[list], totals:list[list]|None=None) -> str:
+  """a sortable table (click a header); cells are HTML, or (html, sort value) pairs; the totals rows stay below, unsorted"""
   th = "".join(f"<th onclick='srt(this)'>{h}</th>" for h in head)
   body = "".join("<tr>" + "".join(f"<td data-v='{html.escape(str(v[1]))}'>{v[0]}</td>" if isinstance(v, tuple) else f"<td>{v}</td>"
                                   for v in r) + "</tr>" for r in rows)
-  foot = "<tfoot><tr class='total'>" + "".join(f"<td><b>{v}</b></td>" for v in total) + "</tr></tfoot>" if total else ""
+  foot = "".join("<tr class='total'>" + "".join(f"<td><b>{v}</b></td>" for v in t) + "</tr>" for t in totals or [])
+  foot = f"<tfoot>{foot}</tfoot>" if foot else ""
   return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody>{foot}</table>"
 
 def html_page(title:str, body:str) -> str:
@@ -80,7 +82,7 @@ class HtmlRenderer:
     for t in result.tables:
       if t.title: parts.append(f"<h2>{html.escape(t.title)}</h2>")
       parts.append(html_table([html.escape(c.heading()) for c in t.columns], [[cell(c, r) for c in t.columns] for r in t.rows],
-                              [html.escape(c.text(t.footer[0])) for c in t.columns] if t.footer else None))
+                              [[html.escape(c.text(f)) for c in t.columns] for f in t.footer]))
     parts += [f"<p>{html.escape(x)}</p>" for x in result.summary]
     for s in result.sections:
       parts.append(f"<h2>{html.escape(s.title)}</h2><ul>" + "".join(f"<li><code>{html.escape(x)}</code></li>" for x in s.lines) + "</ul>")

@@ -66,15 +66,15 @@ def write_html(rep:dict, out_dir:str|os.PathLike, command:str="") -> pathlib.Pat
     rows.append([(f"<a href='{page}'>{html.escape(f)}</a>", f), len(lines), fired, (f"{100 * fired / len(lines):.1f}%", 100 * fired / len(lines))])
   mrows = [[html.escape(k), m["rules"], m["fired"], (f"{m['percent']}%", m["percent"])] for k, m in sorted(rep["matchers"].items())]
   n, f_ = _totals(rep)
-  total = ["TOTAL", n, f_, f"{100 * f_ / max(n, 1):.1f}%"]
+  totals = [["TOTAL", n, f_, f"{100 * f_ / max(n, 1):.1f}%"]]
   never = [[(f"<a href='{rep['rules'][k]['file'].replace('/', '_')}.html#L{rep['rules'][k]['line']}'>{html.escape(k)}</a>", k),
             html.escape(rep["rules"][k]["matcher"]), f"<code>{html.escape(rep['rules'][k]['pattern'][:120])}</code>"] for k in rep["never_fired"]]
   when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
   return atomic_write(out / "index.html", html_page("uopcheck rule coverage",
                       f"<h1>uopcheck rule coverage</h1><p>{n} rules, {f_} fired ({100 * f_ / max(n, 1):.1f}%); "
                       f"created {when}{'; command: <code>' + html.escape(command) + '</code>' if command else ''}</p>"
-                      f"<h2>matchers</h2>{html_table(['matcher', 'rules', 'fired', '%'], mrows, total)}"
-                      f"<h2>files</h2>{html_table(['file', 'rules', 'fired', '%'], rows, total)}"
+                      f"<h2>matchers</h2>{html_table(['matcher', 'rules', 'fired', '%'], mrows, totals)}"
+                      f"<h2>files</h2>{html_table(['file', 'rules', 'fired', '%'], rows, totals)}"
                       f"<h2>never fired ({len(never)})</h2>{html_table(['rule', 'matcher', 'pattern'], never)}"))
 
 def write_lcov(rep:dict, path:str|os.PathLike) -> pathlib.Path:
