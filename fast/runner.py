@@ -159,11 +159,15 @@ def _as_tensors(x) -> list[Tensor]:
   if isinstance(x, (list, tuple)): return [t for e in x for t in _as_tensors(e)]
   raise SpecError(f"fast.run takes a Tensor, a UOp or a list of them, got {type(x).__name__}")
 
+def on_device(tensors:list[Tensor], device:str) -> list[Tensor]:
+  """the outputs as uopcheck reads them: each on ``device``, copied there when it is elsewhere (a sharded value included)"""
+  return [t if t.device == device else t.to(device) for t in tensors]
+
 def run(x, device:str="CPU", hcq2:bool=True, scheduler:str|Callable|None=None, check_spec:bool=True) -> FastResult:
   """Realize ``x`` through tinygrad's scheduler, codegen and runtime, capturing every stage."""
   if device.split(":")[0] not in Device._devices:
     raise SpecError(f"device {device!r} is not a tinygrad device here (known: {', '.join(sorted(Device._devices))})")
-  tensors = [t if t.device == device else t.to(device) for t in _as_tensors(x)]
+  tensors = on_device(_as_tensors(x), device)
   res = FastResult([], device=device, hcq2=hcq2)
   sched = load_scheduler(scheduler)
   if check_spec: res.spec_checked["tensor"] = sum(verify(t.uop, "tensor") for t in tensors)
@@ -173,7 +177,7 @@ def run_fn(fn:Callable[[], list[Tensor]], device:str="CPU", hcq2:bool=True, sche
   """Like ``run``, for Tensors that ``fn`` makes under the capture (e.g. a TinyJit call: its compiles are captured, its
   replays run the captured kernels)."""
   res = FastResult([], device=device, hcq2=hcq2)
-  return _realize_captured(lambda: [t if t.device == device else t.to(device) for t in _as_tensors(fn())], res, load_scheduler(scheduler), check_spec)
+  return _realize_captured(lambda: on_device(_as_tensors(fn()), device), res, load_scheduler(scheduler), check_spec)
 
 def _realize_captured(make:Callable[[], list[Tensor]], res:FastResult, sched:Callable, check_spec:bool) -> FastResult:
   st = time.perf_counter()

@@ -167,9 +167,10 @@ def crashes_without_capture(desc:dict) -> bool|None:
   reference, no comparison -- its outputs copied to the CPU and read as ``fast.run`` reads them. True: tinygrad raises
   on its own; False: it does not (the crash needs uopcheck's capture); None: not re-run this way (a TinyJit program)."""
   from tinygrad import Tensor
+  from uopcheck.fast.runner import on_device
   if desc.get("jit"): return None
   try:
-    outs = [t if t.device == "CPU" else t.to("CPU") for t in build_program(desc)]
+    outs = on_device(build_program(desc), "CPU")
     Tensor.realize(*outs)
     for t in outs: t.numpy()
   except Exception: return True
