@@ -28,7 +28,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.atomic import replacing, atomic_write_json
 from uopcheck.results import Column, Table, Result
 from uopcheck.results.render import TERM
-from uopcheck.spec import uop_json
+from uopcheck.spec import uop_json, admission
 from uopcheck.spec.compare import compare
 from uopcheck.spec.floats import Tolerance, graph_tolerance
 from uopcheck.spec.numpy_dtypes import from_bytes
@@ -183,7 +183,8 @@ def save_reproducer(path:pathlib.Path, step:Step, var_vals:dict[str, int], detai
   return path
 
 def load_reproducer(path:str|pathlib.Path) -> dict:
-  """A reproducer, parsed: JSON (checked field by field, the AST through ``spec.uop_json``) and its .npz (no pickles)."""
+  """A reproducer, parsed: JSON (checked field by field, the AST through ``spec.uop_json``) and its .npz (no pickles), and
+  admitted (``spec.admission``): a kernel AST uopcheck could have saved, on a device uopcheck runs on -- or one SpecError."""
   p = pathlib.Path(path)
   if not p.exists(): raise SpecError(f"{p}: no such reproducer file")
   try:
@@ -195,7 +196,8 @@ def load_reproducer(path:str|pathlib.Path) -> dict:
     if not all(0 <= size <= 1 << 34 for _, size in args): raise ValueError("an argument size is out of range")
     if not isinstance(rec["var_vals"], dict) or not all(isinstance(k, str) and type(v) is int for k, v in rec["var_vals"].items()):
       raise ValueError("var_vals must map names to ints")
-    ast = uop_json.decode_one(rec["ast"], "ast")
+    ast = admission.check_kernel_ast(uop_json.decode_one(rec["ast"], "ast"))   # before tinygrad renders or compiles anything
+    admission.check_device(rec["device"], "device field: ")                        # before a buffer is allocated there
     with np.load(p.with_suffix(".npz"), allow_pickle=False) as z:
       before = [z[f"before_{i}"].tobytes() if f"before_{i}" in z.files else None for i in range(n)]
       after = [z[f"after_{i}"].tobytes() if f"after_{i}" in z.files else None for i in range(n)]
@@ -206,7 +208,7 @@ def load_reproducer(path:str|pathlib.Path) -> dict:
 def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool, str]:
   """Re-run a saved kernel on the device from its saved inputs; check it against the CPU and the reference again."""
   rec = load_reproducer(path)
-  dev = device or rec["device"]
+  dev = admission.check_device(device or rec["device"], "replay device: ")
   bufs = [UOp.new_buffer(dev, size, dt) for dt, size in rec["args"]]
   for b, raw in zip(bufs, rec["before"]):
     b.buffer.ensure_allocated()
