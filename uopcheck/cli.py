@@ -29,13 +29,18 @@ def _cmd_check(args) -> int:
   if unknown:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
-  if args.per_kernel: return _per_kernel(args, names)
+  from uopcheck.fast.devices import default_device
+  with default_device(args.device) as device:
+    return _per_kernel(args, names) if args.per_kernel else _check_graphs(args, names, device)
+
+def _check_graphs(args, names:list[str], device:str) -> int:
+  from uopcheck.check import catalog, harness
   rows, failed, internal, reproducers = [], 0, 0, []
   table = Table(CHECK_COLUMNS)
   live = "term" in args.report
   if live: print(TERM.head(table), flush=True)
   for n in names:
-    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
+    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler, device=device)
     err = max((c.max_abs_err for c in r.comparisons), default=0.0)
     note = r.error if r.error else (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "")
     rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
@@ -47,7 +52,7 @@ def _cmd_check(args) -> int:
       internal += r.failed_in in ("reference", "build")  # uopcheck's own reference (or graph) failed: not a tinygrad finding
       if r.reproducer: reproducers += r.reproducer.splitlines()
   res = Result("check", "uopcheck check: ref vs fast on real model graphs", rows, tables=[table],
-               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
+               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast on {args.device}, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
                         f"scheduler={args.scheduler or 'tinygrad rangeify'})"],
                sections=[Section("reproducers", reproducers)] if reproducers else [])
   report(args, res, "check", live=live)
@@ -231,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
+  c.add_argument("--device", default="CPU", help="where the fast path runs: CPU (default), AMD, MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; "
+                 "one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
   s = sub.add_parser("spec", parents=[reports], help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")

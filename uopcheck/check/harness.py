@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
-from tinygrad import Tensor
+from tinygrad import Tensor, Device
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
@@ -67,9 +67,10 @@ def reproducer(name:str, root:UOp, interp:TensorInterpreter, cmp:Comparison, out
   return "\n".join(lines)
 
 def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None,
-          realize:Callable[[list[Tensor]], fast.FastResult]|None=None) -> CaseResult:
+          realize:Callable[[list[Tensor]], fast.FastResult]|None=None, device:str|None=None) -> CaseResult:
   """Run one case: reference then fast path, compare every output. ``realize`` replaces the fast path's ``fast.run`` (e.g. a
-  TinyJit replay that computes the same outputs from its own copies of the inputs)."""
+  TinyJit replay that computes the same outputs from its own copies of the inputs). ``device``: where the outputs are read
+  (default: tinygrad's default device, where the graph was built -- ``fast.devices.default_device`` or ``UOPCHECK_DEVICE``)."""
   res = CaseResult(name, False, failed_in="build")
   try:
     tensors = _tensors(build())
@@ -84,7 +85,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")
     res.failed_in = "fast"
-    f = fast.run(tensors, hcq2=hcq2, scheduler=scheduler) if realize is None else realize(tensors)
+    f = fast.run(tensors, device=device or Device.DEFAULT, hcq2=hcq2, scheduler=scheduler) if realize is None else realize(tensors)
     res.fast_s, res.kernels = f.wall_s, len(f.kernels)
     ok = True
     for i, (t, r, fo) in enumerate(zip(tensors, ref_out, f.outputs)):
