@@ -34,7 +34,7 @@ def check_device(dev:Any, where:str="") -> str:
   """``dev`` if it is a device uopcheck runs on, else a SpecError naming it (DISK, REMOTE and paths never are)."""
   if not isinstance(dev, str) or ALLOWED_DEVICE.fullmatch(dev) is None:
     raise SpecError(f"{where}device {str(dev)[:80]!r} is not one uopcheck runs on (CPU, AMD, MOCK+AMD, NV, CUDA, with an optional :N); "
-                    "a reproducer never names DISK, REMOTE or a path")
+                    "never DISK, REMOTE or a path")
   return dev
 
 def _strings(arg:Any, field:str="arg") -> Iterator[tuple[str, str]]:

@@ -23,7 +23,7 @@ from uopcheck.results import Column, Table, Section, Result, RENDERERS, DEFAULT_
 from uopcheck.results.render import TERM
 
 def _cmd_check(args) -> int:
-  from uopcheck.check import catalog, harness
+  from uopcheck.check import catalog
   names = args.names or list(catalog.REAL_GRAPHS)
   unknown = [n for n in names if n not in catalog.REAL_GRAPHS]
   if unknown:
@@ -52,7 +52,8 @@ def _check_graphs(args, names:list[str], device:str) -> int:
       internal += r.failed_in in ("reference", "build")  # uopcheck's own reference (or graph) failed: not a tinygrad finding
       if r.reproducer: reproducers += r.reproducer.splitlines()
   res = Result("check", "uopcheck check: ref vs fast on real model graphs", rows, tables=[table],
-               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast on {args.device}, {'HCQ2' if not args.no_hcq2 else 'plain'} path, "
+               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast on {args.device}, "
+                        f"{'HCQ2' if not args.no_hcq2 else 'plain'} path, "
                         f"scheduler={args.scheduler or 'tinygrad rangeify'})"],
                sections=[Section("reproducers", reproducers)] if reproducers else [])
   report(args, res, "check", live=live)
