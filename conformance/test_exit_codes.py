@@ -18,6 +18,15 @@ def test_check_exits_0_clean_and_1_on_a_disagreement(capsys):
                       "'uopcheck.fuzz.graph_campaign:_broken_scheduler']))") == 1
   assert main(["check", "no_such_graph"]) == 2
 
+def test_check_on_a_device_that_cannot_run_here_is_one_line_and_exit_2(capsys, tmp_path):
+  """--device: a device this machine lacks (no NVIDIA driver in CI) or one uopcheck never runs on is refused before any case"""
+  for dev, needle in (("CUDA", "--device CUDA: cannot run here"), ("DISK:/etc/passwd", "not one uopcheck runs on")):
+    assert main(["check", "matmul", "--device", dev, "--report-dir", str(tmp_path / dev.replace("/", "_"))]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and needle in err[0], err
+  assert main(["check", "matmul", "--device", "CPU", "--report-dir", str(tmp_path / "cpu")]) == 0
+  assert "ref vs fast on CPU" in capsys.readouterr().out
+
 def test_check_from_a_fresh_process_as_make_demo_runs_it(tmp_path):
   """the CLI imports tinygrad before it sets HCQ2=1: realize.py then lacks the HCQ2 compile functions it imports only
   under HCQ2, and every realize failed with NameError: hcq_compile (make demo, any fresh `uopcheck check`)"""
