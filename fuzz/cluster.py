@@ -8,10 +8,18 @@ data, deduplicates it by signature (against the shipped corpus and everything th
 publishes its running case and its pending (found, not yet shrunk) failure in a ``distributed.Variable``. So:
 
 - a Dask worker lost mid-case (the case crashed the process, the machine went away) loses no finding: what it sent is
-  written, and its last case is saved as a ``crash`` finding -- by the shard's next attempt when Dask reschedules it, or
-  by the client when Dask gives up on it (``KilledWorker``); a pending failure it had not finalized is kept beside the
-  findings as ``.pending-graph-shard<N>.json`` (unconfirmed: the worker died before re-checking it);
-- a case running past ``--case-timeout`` is saved as a ``hang`` finding by the client, which then restarts that worker.
+  written, and its last case is re-run by the client in a fresh process (fuzz/lost_case.py) -- reported by the shard's
+  next attempt when Dask reschedules it, or seen by the client when Dask gives up on it (``KilledWorker``) -- and saved
+  as a ``crash`` finding if it kills that process too, else as an external fault (never a finding); a pending failure it
+  had not finalized is kept beside the findings as ``.pending-graph-shard<N>.json`` (unconfirmed);
+- a case running past ``--case-timeout`` is re-run the same way (a ``hang`` finding if it hangs again), and the client
+  restarts that worker.
+
+Peers are authenticated: ``--cluster local`` runs over TLS with a certificate made for the run, and a remote scheduler is
+joined only over ``tls://`` with the certificates of Dask's configuration. Every queue item must be a JSON string of a
+known message (``_Collector.message``); anything else is skipped and counted, never fatal, and paths are built from
+validated integers only. Dask's own wire protocol unpickles what an authenticated peer sends: the certificate is the
+boundary (README, "Threat model").
 
 hypothesis' example database is shared through Redis with ``--db redis://HOST:6379/0`` (or a directory on a shared
 filesystem). Every worker must be able to import uopcheck, tinygrad and the ``--scheduler`` module (same environment)."""
@@ -70,14 +78,21 @@ def shard(spec:dict) -> dict:
   return {"shard": spec["shard"], "cases": stats.cases, "seconds": stats.seconds, "worker": state["worker"]}
 
 class _Collector:
-  """The client's side: every message from the shards, findings validated, deduplicated and written once."""
-  def __init__(self, findings_dir:str, known:dict, seed):
+  """The client's side: every message from the shards checked as data, findings validated, deduplicated and written once,
+  lost cases re-run in a fresh process before they are filed (fuzz/lost_case.py)."""
+  def __init__(self, findings_dir:str, known:dict, seed, scheduler:str|None=None, candidate:str|None=None,
+               case_timeout:float=CASE_TIMEOUT_S):
     import pathlib
     self.dir, self.known, self.seed = pathlib.Path(findings_dir), known, seed
-    self.got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set()}
+    self.scheduler, self.candidate, self.case_timeout = scheduler, candidate, case_timeout
+    self.got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set()}
     self.cases = 0
     self.lost: list[str] = []       # one line per case that took a worker down
     self.rejected: list[str] = []   # messages that were not findings (never written)
+    self.checks: list = []          # lost cases being re-run in a fresh process
+
+  def _reject(self, what:str, e:Exception) -> None:
+    self.rejected.append(f"{what} from a worker was skipped: {type(e).__name__}: {e}"[:300])
 
   def finding(self, d:dict) -> None:
     from uopcheck.fuzz.graph import write_finding, _validate, FILE_PREFIX
@@ -86,25 +101,77 @@ class _Collector:
       if not isinstance(d, dict) or d.get("kind") not in FILE_PREFIX or not isinstance(d.get("signature"), str): raise ValueError("not a finding")
       if not d["signature"].isalnum(): raise ValueError(f"bad signature {d['signature']!r}")
       _validate(d)
-    except (SpecError, ValueError, KeyError, TypeError) as e:
-      self.rejected.append(f"a malformed finding from a worker was not written: {type(e).__name__}: {e}"[:300]); return
+    except (SpecError, ValueError, KeyError, TypeError) as e: return self._reject("a malformed finding", e)
     kind, key = classify(d, self.known)
     if kind != "known": write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it
     self.got[kind].add(key)
 
   def lost_case(self, state:dict, kind:str, why:str, shard:int) -> None:
+    """a shard's case that took its worker down: its pending failure kept beside the findings, the case re-run in a fresh
+    process (``settle`` files it); ``shard`` is a validated integer, the only part of the message a path is built from"""
     from uopcheck.atomic import atomic_write_json
-    from uopcheck.fuzz.graph_campaign import lost_case_finding
-    if state.get("pending"): atomic_write_json(self.dir / f".pending-graph-shard{shard}.json", state["pending"])
-    if not state.get("case"): return
+    from uopcheck.fuzz.program import validate_program
+    from uopcheck.fuzz.lost_case import LostCaseCheck
+    if type(shard) is not int or shard < 0: return self._reject("a lost case", ValueError(f"shard {shard!r} is not an integer"))
+    if isinstance(state.get("pending"), dict): atomic_write_json(self.dir / f".pending-graph-shard{shard}.json", state["pending"])
+    case = state.get("case")
+    if not case: return
+    try:   # the program will run in a process here: data from the network, checked first
+      if not isinstance(case, dict) or not isinstance(case.get("program"), dict): raise ValueError("the case holds no program")
+      validate_program(case["program"])
+    except (SpecError, ValueError, TypeError) as e: return self._reject("a lost case", e)
     self.lost.append(f"shard {shard}: {why}")
-    self.finding(lost_case_finding(state["case"], kind, why, self.seed))
+    self.checks.append(LostCaseCheck(case, kind, f"shard {shard}: {why}", self.scheduler, self.candidate, self.case_timeout).start())
 
-  def message(self, raw:str) -> None:
-    m = json.loads(raw)
-    if "cases" in m: self.cases += int(m["cases"])
-    elif "finding" in m: self.finding(m["finding"])
-    elif "lost" in m: self.lost_case(m["lost"], "crash", m["why"], m["shard"])
+  def settle(self) -> None:
+    """file every finished re-check: a finding if the case took a fresh process down too, else an external fault"""
+    from uopcheck.fuzz.graph import write_finding
+    from uopcheck.fuzz.graph_campaign import file_lost_case
+    for c in [c for c in self.checks if c.poll() is not None]:
+      self.checks.remove(c)
+      kind, key = file_lost_case(c, self.seed, self.known, lambda d: write_finding(d, self.dir))
+      self.got[kind].add(key)
+
+  def message(self, raw) -> None:
+    """one queue item: a JSON string holding an object with an integer ``shard`` and one of cases / finding / lost+why;
+    anything else is logged in ``rejected`` and skipped, never fatal"""
+    try:
+      if not isinstance(raw, str): raise TypeError(f"a {type(raw).__name__}, not a JSON string")
+      m = json.loads(raw)
+      if not isinstance(m, dict): raise TypeError(f"JSON {type(m).__name__}, not an object")
+      shard, keys = m.get("shard"), set(m) - {"shard"}
+      if type(shard) is not int or shard < 0: raise ValueError(f"shard {str(shard)[:40]!r} is not a non-negative integer")
+      if keys == {"cases"} and type(m["cases"]) is int and m["cases"] >= 0: self.cases += m["cases"]
+      elif keys == {"finding"}: self.finding(m["finding"])
+      elif keys == {"lost", "why"} and isinstance(m["lost"], dict) and isinstance(m["why"], str):
+        self.lost_case(m["lost"], "crash", m["why"][:300], shard)
+      else: raise ValueError(f"unknown message {sorted(keys)[:5]}")
+    except (ValueError, TypeError, RecursionError) as e: self._reject("a malformed message", e)
+
+def local_cluster(workers:int):
+  """an embedded LocalCluster of ``workers`` processes that only holders of this run's certificate can reach: TLS with a
+  certificate made for the run (Dask's ``Security.temporary()``), the scheduler on loopback; returns (cluster, client)"""
+  import distributed
+  from distributed.security import Security
+  sec = Security.temporary()
+  cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+                                     security=sec, protocol="tls://")
+  try: return cluster, distributed.Client(cluster, security=sec, timeout=30)
+  except Exception:
+    cluster.close(); raise
+
+def remote_client(address:str):
+  """a Client of a running scheduler; only over TLS (tls://), with the certificates of Dask's configuration
+  (distributed.comm.tls.*, see README): anyone who reaches a plain tcp:// scheduler can run code in it and its workers"""
+  import distributed
+  from distributed.security import Security
+  if not address.startswith("tls://"):
+    raise SpecError(f"--cluster {address}: only tls:// schedulers are joined (a tcp:// one runs anyone's code; see README, 'Threat model')")
+  sec = Security()   # from dask's config: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, ...__CLIENT__CERT, ...__CLIENT__KEY
+  if not (getattr(sec, "tls_ca_file", None) and getattr(sec, "tls_client_cert", None)):
+    raise SpecError(f"--cluster {address}: no TLS certificates configured (set distributed.comm.tls.ca-file and .client.cert/.key; see README)")
+  try: return distributed.Client(address, security=sec, timeout=30)
+  except (OSError, TimeoutError) as e: raise SpecError(f"{address}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
 
 def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS,
                          db:str|None=None, scheduler:str|None=None, candidate:str|None=None, case_timeout:float=CASE_TIMEOUT_S,
@@ -119,19 +186,14 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
   open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
   load_schedulers(scheduler, candidate)   # a bad scheduler spec is a one-line error here, not in every shard
   pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
-  col = _Collector(findings_dir, known_graph_signatures(), seed)
+  col = _Collector(findings_dir, known_graph_signatures(), seed, scheduler, candidate, case_timeout)
   run = f"uopcheck-{uuid.uuid4().hex[:10]}"
   start, started_wall = time.perf_counter(), time.time()
   deadline = start + minutes * 60
   # tinygrad compiles in spawned processes: a Dask worker must be allowed children (LocalCluster's; a remote cluster's
   # workers need DASK_DISTRIBUTED__WORKER__DAEMON=False, see README)
   with dask.config.set({"distributed.worker.daemon": False}):
-    local = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) \
-      if cluster == "local" else None
-    try: client = distributed.Client(local if local is not None else cluster, timeout=30)
-    except (OSError, TimeoutError) as e:
-      if local is not None: local.close()
-      raise SpecError(f"{cluster}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
+    local, client = local_cluster(workers) if cluster == "local" else (None, remote_client(cluster))
   queue = distributed.Queue(run, client=client)
   running: dict = {}   # future -> shard number
   shards, interrupted, restarts = 0, False, 0
@@ -148,9 +210,10 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
     shards += 1
   def drain() -> None:
     for raw in queue.get(batch=True): col.message(raw)
+    col.settle()
   try:
     for _ in range(sum(client.nthreads().values())): submit()
-    while running:
+    while running or col.checks:
       time.sleep(1.0)
       drain()
       alive = client.scheduler_info()["workers"]   # once per poll, not once per running shard
@@ -173,7 +236,7 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
           continue
         del running[fut]
         if fut.status == "finished": used.add(fut.result()["worker"])
-        if fut.status == "error":   # Dask gave up on the shard (its workers kept dying): its last case is a finding
+        if fut.status == "error":   # Dask gave up on the shard (its workers kept dying): its last case is re-checked
           drain()
           st = _var_get(var) or {}
           if not st.get("handled"): col.lost_case(st, "crash", f"crash: the shard failed on its Dask worker ({fut.exception()!r})"[:300], n)
@@ -184,6 +247,7 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
   except KeyboardInterrupt:
     interrupted = True
     for fut in running: fut.cancel()
+    for c in col.checks: c.kill()   # not re-checked: not filed
     try: drain()   # what the shards already sent is written before the client goes
     except Exception: pass
   finally:

@@ -176,11 +176,12 @@ def crashes_without_capture(desc:dict) -> bool|None:
   except Exception: return True
   return False
 
-FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky"}
+FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky", "external-fault": "external"}
 
 def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
   """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own
-  failures go to ``internal-*.json`` and unconfirmed ones to ``flaky-*.json``, apart from tinygrad's ``graph-*.json``."""
+  failures go to ``internal-*.json``, unconfirmed ones to ``flaky-*.json`` and workers lost to something outside the case
+  to ``external-*.json`` (fuzz/lost_case.py), apart from tinygrad's ``graph-*.json``."""
   out = pathlib.Path(directory) / f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json"
   if out.exists():
     try:

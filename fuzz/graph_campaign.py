@@ -3,8 +3,11 @@
 Each worker runs hypothesis over ``graph.programs()`` (``worker``). Before a case runs it writes the program to
 ``.current-<wid>.json`` (and, as they compile, the kernel sources), so whatever happens next is reproducible from a file:
 - a case still running after ``case_timeout`` (a hang in Python or in a compiled kernel) is seen by the supervisor, which
-  kills the worker and saves a ``hang`` finding from that file;
-- a worker that dies (a segfault in a kernel, tinygrad's queue aborting) is saved as a ``crash`` finding the same way.
+  kills the worker and re-runs that case in a fresh process (``fuzz/lost_case.py``): a ``hang`` finding if it hangs again;
+- a worker that dies (a segfault in a kernel, tinygrad's queue aborting) is re-checked the same way: a ``crash`` finding
+  if the case kills the fresh process too. A lost case that re-runs clean was lost to something outside it (the OOM
+  killer, a kill from outside): an ``external-*.json`` record, never a finding.
+Workers die with the supervisor (a parent-death signal), so a supervisor killed with -9 leaves none running.
 Either way the worker is restarted with the next seed and the campaign goes on. The time limit is enforced from outside on
 purpose: with an in-worker timer (an armed ``ITIMER_REAL``, or a watchdog thread) tinygrad's CPU queue hung in the first
 kernel after other Tensor work in the same process -- a false hang; see README.
@@ -19,6 +22,7 @@ from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
 from uopcheck.fuzz.campaign import Campaign, Failure
+from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result
 
@@ -50,6 +54,7 @@ def classify(d:dict, known:dict) -> tuple[str, str]:
   """(new / known / internal / flaky, its key: the signature, or the shipped file it matches) of a finalized finding"""
   if d["kind"] == "uopcheck-internal": return "internal", d["signature"]
   if d["kind"] == "flaky": return "flaky", d["signature"]
+  if d["kind"] == "external-fault": return "external", d["signature"]
   if d["signature"] in known: return "known", known[d["signature"]]
   return "new", d["signature"]
 
@@ -83,7 +88,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     atomic_write_json(current, case)
     if publish is not None: publish({"case": case})
   def check(desc) -> Failure|None:
-    case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": []})
+    case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": [], "pid": os.getpid()})
     atomic_write_json(current, case)
     if publish is not None: publish({"case": case})
     try:
@@ -119,11 +124,10 @@ def load_schedulers(scheduler:str|None, candidate:str|None) -> tuple:
   sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
   return sched, load_scheduler(candidate) if candidate else None
 
-def lost_case_finding(case:dict, kind:str, why:str, seed) -> dict:
-  """the case a worker was running when it died or hung, as a finding (no shrinking, no blame run: it took a worker down)"""
-  return finalize(case["program"], GraphVerdict(False, kind, why), seed=seed, blame=kind, kernels=case.get("kernels"))
-
-def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile):
+def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile,
+                 supervisor:int|None=None):
+  die_with_parent()   # a supervisor killed with -9 leaves no worker fuzzing unsupervised
+  if supervisor is not None and os.getppid() != supervisor: return   # it died before the line above took effect
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
   sched, cand = load_schedulers(scheduler, candidate)
   worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
@@ -132,16 +136,21 @@ def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate,
     from uopcheck import rulecov
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
 
-def _lost_case(findings_dir:str, wid:int, kind:str, why:str, seed, known:dict) -> tuple[str, str]|None:
-  """A worker died or hung mid-case: its last case, from its .current file, as a finding (no shrinking, no blame run)."""
+def _lost_case(findings_dir:str, wid:int) -> dict|None:
+  """A worker died or hung mid-case: its last case, from its .current file (None: it was between cases)."""
   cur = current_file(findings_dir, wid)
   try: case = json.loads(cur.read_text())
   except (OSError, ValueError): return None
   cur.unlink(missing_ok=True)
-  d = lost_case_finding(case, kind, why, seed)
-  if d["signature"] in known: return "known", known[d["signature"]]
-  write_finding(d, findings_dir)
-  return "new", d["signature"]
+  return case if isinstance(case, dict) and isinstance(case.get("program"), dict) else None
+
+def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, str]:
+  """A finished re-check (fuzz/lost_case.py) as (new / known / external, key): a finding when the case reproduced its
+  crash or hang in a fresh process, an external-fault record when it did not; ``write`` writes what is not known."""
+  d = check.record(seed)
+  kind, key = classify(d, known)
+  if kind != "known": write(d)
+  return kind, key
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
@@ -156,14 +165,15 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
-  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set()}
+  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set()}
   lost: list[str] = []
+  rechecks: list[LostCaseCheck] = []   # lost cases being re-run in a fresh process before they are filed
   restarts = 0
   sched = "self-test-bug" if self_test_bug else scheduler
   def launch(wid:int, offset:int):
     left = max(0.0, (deadline - time.perf_counter()) / 60)
     p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events,
-                                               profile),
+                                               profile, os.getpid()),
                     daemon=True)
     p.start()
     return p
@@ -176,10 +186,17 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
       try: kind, key = events.get_nowait()
       except Exception: break
       got[kind].add(key)
+  def settle(check:LostCaseCheck) -> bool:
+    if check.poll() is None: return False
+    kind, key = file_lost_case(check, seed, known, lambda d: write_finding(d, findings_dir))
+    got[kind].add(key)
+    lost.append(f"{check.why}; {check.outcome['detail'] if check.outcome else ''}"[:300])
+    return True
   try:
-    while procs:
+    while procs or rechecks:
       time.sleep(1.0)
       drain()
+      rechecks[:] = [c for c in rechecks if not settle(c)]
       now = time.perf_counter()
       for w, p in list(procs.items()):
         cur = current_file(findings_dir, w)
@@ -193,7 +210,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           why = ("hang", f"hang: the case ran past {case_timeout:g} s; the worker was killed")
         elif p.exitcode == 0: del procs[w]; continue
         else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
-        if (r := _lost_case(findings_dir, w, *why, seed=seed, known=known)) is not None: got[r[0]].add(r[1]); lost.append(f"worker {w}: {why[1]}")
+        if (case := _lost_case(findings_dir, w)) is not None:
+          rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout).start())
         del procs[w]
         if time.perf_counter() < deadline - 1:
           offsets[w] += 1000; restarts += 1
@@ -205,6 +223,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   except KeyboardInterrupt:
     interrupted = True
     for p in procs.values(): p.kill()
+    for c in rechecks: c.kill()   # not re-checked: not filed (its program stays in the report's lost cases)
+    lost += [f"{c.why}; not re-checked (interrupted)" for c in rechecks]
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
   # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
   if not interrupted: drain()
@@ -229,7 +249,7 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
           "new": sorted(got["new"]), "known": sorted(got["known"]),
           "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal if d["signature"] in got["internal"]],
-          "flaky": sorted(got["flaky"]), "skipped_files": problems,
+          "flaky": sorted(got["flaky"]), "external_faults": sorted(got.get("external", ())), "skipped_files": problems,
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
@@ -246,7 +266,9 @@ def result(summary:dict) -> Result:
          f"new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
          f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
          f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
-         f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}"]
+         f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}",
+         f"external faults (a worker lost to something outside its case, which re-ran clean in a fresh process: not findings, kept "
+         f"as external-*.json): {len(summary.get('external_faults', []))}"]
   rows = [{"file": f["file"], "new": "NEW" if f["new"] else "seen before", "wrong scheduler": f["wrong_scheduler"] or "-",
            "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
   internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]

@@ -32,6 +32,7 @@ GRAPH_SHRINK_BUDGET = 150          # graph cases are slower: fewer shrink steps
 CASE_TIMEOUT_S = 60.0              # one graph case (build, reference, compile, run, compare) past this is a hang
 LARGE_CASE_TIMEOUT_S = 300.0       # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
 KILL_GRACE_S = 5.0                 # how long past the deadline a worker may take to stop by itself before it is killed
+RECHECK_STARTUP_S = 15.0           # a lost case's re-run in a fresh process (fuzz/lost_case.py): the case timeout plus this to start up
 CLUSTER_SHARD_MINUTES = 5.0        # --cluster: a Dask task fuzzes this long, then the client submits the next (a lost one costs less)
 # rules verify (fuzz/rule_verify.py): z3's deterministic resource counter, never a wall-clock timeout
 PATH_BUDGET = 24                   # paths explored per instance

@@ -1,0 +1,109 @@
+"""A case that took its worker down is a finding only when it does so again in a fresh process.
+
+A campaign worker that dies mid-case (a segfault in a kernel, tinygrad's queue aborting) or stalls past the case's time
+limit leaves the program it was running. Something outside the case can do that too: the OOM killer, a ``kill -9``, a
+``kill -STOP``, a machine going away. So before such a case is filed as tinygrad's ``crash``/``hang``, ``LostCaseCheck``
+re-runs it in a fresh interpreter (``python -m uopcheck.fuzz.lost_case PROGRAM.json``, its own process group, killed with
+its supervisor) under the same limit -- the case timeout, plus ``RECHECK_STARTUP_S`` for the interpreter to start:
+
+- the re-run dies (a signal, or an exit code other than 0) or runs past the limit: the case reproduces -> a finding of
+  that kind (``crash`` / ``hang``), as before;
+- the re-run finishes: the worker was lost to something outside the case -> an ``external-fault`` record
+  (``external-*.json``, never a finding, never exit 1), kept so a person can look.
+
+The check runs beside the campaign (``poll`` each supervisor tick), never blocking it. A case whose fault needs state an
+earlier case left in the same process does not reproduce this way and is recorded as external: a missed finding, never a
+false one."""
+from __future__ import annotations
+import json, os, pathlib, signal, subprocess, sys, tempfile, time
+from dataclasses import dataclass, field
+from uopcheck.settings import RECHECK_STARTUP_S
+
+def die_with_parent() -> None:
+  """Linux: this process gets SIGKILL when the process that started it dies (a supervisor killed with -9 leaves no
+  worker behind); elsewhere nothing. Called first thing in every campaign worker and re-check."""
+  if not sys.platform.startswith("linux"): return
+  import ctypes
+  try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+  except (OSError, AttributeError): return
+
+@dataclass
+class LostCaseCheck:
+  """One lost case being re-run in a fresh process; ``poll()`` is None while it runs, then the outcome."""
+  case: dict
+  kind: str          # how the worker was lost: crash | hang
+  why: str
+  scheduler: str|None = None
+  candidate: str|None = None
+  timeout: float = 60.0
+  proc: subprocess.Popen|None = None
+  started: float = 0.0
+  outcome: dict|None = field(default=None)
+
+  def start(self) -> "LostCaseCheck":
+    fd, path = tempfile.mkstemp(prefix="uopcheck-lost-case-", suffix=".json")
+    with os.fdopen(fd, "w") as f: json.dump(self.case["program"], f)
+    self._path, self._err = path, tempfile.TemporaryFile()   # a file, not a pipe: a full pipe would stall the re-run (a false hang)
+    cmd = [sys.executable, "-m", "uopcheck.fuzz.lost_case", path] + (["--scheduler", self.scheduler] if self.scheduler else []) \
+          + (["--candidate", self.candidate] if self.candidate else [])
+    self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True, preexec_fn=die_with_parent)
+    self.started = time.perf_counter()
+    return self
+
+  def _done(self, reproduced:str|None, detail:str) -> dict:
+    pathlib.Path(self._path).unlink(missing_ok=True)
+    self._err.close()
+    self.outcome = {"reproduced": reproduced, "detail": detail[:300], "seconds": round(time.perf_counter() - self.started, 1)}
+    return self.outcome
+
+  def poll(self) -> dict|None:
+    """None while the re-run runs; then {"reproduced": crash | hang | None, "detail", "seconds"}"""
+    if self.outcome is not None: return self.outcome
+    assert self.proc is not None, "LostCaseCheck.poll before start"
+    rc = self.proc.poll()
+    if rc is None:
+      if time.perf_counter() - self.started <= self.timeout + RECHECK_STARTUP_S: return None
+      self.kill()
+      return self._done("hang", f"the re-run in a fresh process also ran past {self.timeout:g} s")
+    self._err.seek(0)
+    err = (self._err.read()[-4000:].decode(errors="replace").strip().splitlines() or [""])[-1]
+    if rc == 0: return self._done(None, "the re-run in a fresh process finished: the worker was lost to something outside the case")
+    how = f"signal {-rc}" if rc < 0 else f"exit {rc}"
+    return self._done("crash", f"the re-run in a fresh process died too ({how}{': ' + err if err else ''})")
+
+  def kill(self) -> None:
+    if self.proc is not None and self.proc.poll() is None:
+      try: os.killpg(self.proc.pid, signal.SIGKILL)
+      except ProcessLookupError: pass
+      self.proc.wait()
+
+  def record(self, seed) -> dict:
+    """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case"""
+    from uopcheck.fuzz.graph import GraphVerdict, finalize
+    out = self.outcome or {"reproduced": None, "detail": "not re-run"}
+    kind = out["reproduced"] or self.kind
+    d = finalize(self.case["program"], GraphVerdict(False, kind, f"{self.why}; {out['detail']}"), seed=seed, blame=kind,
+                 kernels=self.case.get("kernels"))
+    if out["reproduced"] is None: d["kind"] = "external-fault"
+    return d
+
+def main(argv:list[str]|None=None) -> int:
+  """the re-run: one program (a JSON file, validated as data), the schedulers named; exit 0 when it finishes, whatever its
+  verdict -- only dying or hanging is what the supervisor asks about"""
+  import argparse
+  die_with_parent()
+  p = argparse.ArgumentParser(prog="python -m uopcheck.fuzz.lost_case")
+  p.add_argument("program"); p.add_argument("--scheduler", default=None); p.add_argument("--candidate", default=None)
+  a = p.parse_args(argv)
+  from uopcheck.settings import apply_environment
+  apply_environment()
+  from uopcheck.fuzz.program import validate_program
+  from uopcheck.fuzz.graph import check_program
+  from uopcheck.fuzz.graph_campaign import load_schedulers
+  desc = json.loads(pathlib.Path(a.program).read_text())
+  validate_program(desc)
+  sched, cand = load_schedulers(a.scheduler, a.candidate)
+  check_program(desc, scheduler=sched, candidate=cand)
+  return 0
+
+if __name__ == "__main__": sys.exit(main())
