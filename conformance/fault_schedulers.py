@@ -20,3 +20,8 @@ def segfault(function):
   """Kills the worker process, as a kernel writing out of bounds does."""
   os.kill(os.getpid(), signal.SIGSEGV)
   return _stock(function)
+
+def slow_stock(function):
+  """Stock rangeify, half a second late: cases last long enough for a test to act on a worker mid-case."""
+  time.sleep(0.5)
+  return _stock(function)

@@ -1,6 +1,7 @@
 """The threat model (README "Threat model"), attack by attack: what a file or a peer sends never runs code, never writes
 outside its folder, and never becomes a false verdict. Each test here is an attack that succeeded before its defence."""
 from __future__ import annotations
+import pathlib
 import pytest
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, ParamArg
@@ -95,3 +96,109 @@ def test_graph_findings_name_only_cpu_devices():
   prog["inputs"][0]["device"] = "CPU"
   prog["steps"].append(["copy", 1, "DISK:/tmp/x"])
   with pytest.raises(SpecError, match="device"): validate_program(prog)
+
+# ** peers and processes: a cluster message, a worker killed or stopped from outside, a supervisor killed **
+
+def test_cluster_messages_are_data_with_integer_shards(tmp_path):
+  """attack: a lost-case message whose shard is a path (it wrote <dir>/traversal.json), a message that is the number 5 or
+  None (each stopped the campaign with a traceback), deep nesting, a pickled object: each is skipped and counted"""
+  import json
+  from uopcheck.fuzz.cluster import _Collector
+  victim_dir = tmp_path / "victim"
+  victim_dir.mkdir()
+  col = _Collector(str(tmp_path / "f"), {}, None)
+  (tmp_path / "f").mkdir()
+  evil_shard = f"/../../../../../../../../{victim_dir}/traversal"
+  bad = [json.dumps({"lost": {"pending": {"x": 1}, "case": {"program": {}}}, "why": "x", "shard": evil_shard}),
+         json.dumps({"lost": {"pending": {"x": 1}}, "why": "x", "shard": -1}), 5, None, b"{}", "5", "[1, 2]", "{not json",
+         "[" * 100_000 + "]" * 100_000, json.dumps({"cases": -3, "shard": 0}), json.dumps({"cases": 3, "shard": True}),
+         json.dumps({"cases": 1, "shard": 0, "extra": 1}), json.dumps({"lost": {"case": {"program": {"steps": "rm -rf /"}}}, "why": "x", "shard": 0})]
+  for raw in bad: col.message(raw)
+  col.message(json.dumps({"cases": 7, "shard": 2}))
+  assert col.cases == 7 and len(col.rejected) == len(bad) and not col.checks, col.rejected
+  assert list(victim_dir.iterdir()) == [] and list((tmp_path / "f").iterdir()) == []
+
+def test_a_local_cluster_accepts_only_holders_of_its_certificate(tmp_path):
+  """attack: from another local process, Client(address).run_on_scheduler(f) ran code in the campaign (no auth, no TLS)"""
+  import subprocess, sys
+  pytest.importorskip("distributed")
+  from uopcheck.fuzz.cluster import local_cluster
+  cluster, client = local_cluster(1)
+  try:
+    addr = cluster.scheduler_address
+    assert addr.startswith("tls://127.0.0.1:"), addr
+    assert client.submit(sum, [1, 2]).result(timeout=60) == 3   # the campaign's own client works
+    marker = tmp_path / "pwned"
+    for a in (addr, addr.replace("tls://", "tcp://")):
+      code = (f"from distributed import Client\ntry:\n  c = Client({a!r}, timeout=5)\n"
+              f"  c.run_on_scheduler(lambda: open({str(marker)!r}, 'w').write('x'))\n"
+              "  print('CONNECTED')\nexcept Exception as e: print('refused', type(e).__name__)\n")
+      out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+      assert "refused" in out and "CONNECTED" not in out and not marker.exists(), (a, out)
+  finally:
+    client.close(); cluster.close()
+
+def test_a_remote_scheduler_is_joined_only_over_tls():
+  from uopcheck.fuzz.cluster import remote_client
+  pytest.importorskip("distributed")
+  with pytest.raises(SpecError, match="only tls://"): remote_client("tcp://10.0.0.1:8786")
+  with pytest.raises(SpecError, match="no TLS certificates configured"): remote_client("tls://127.0.0.1:1")
+
+def _start_campaign(tmp_path, *extra:str):
+  import subprocess, sys
+  root = pathlib.Path(__file__).resolve().parent.parent
+  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--workers", "1", "--seed", "2", "--findings", str(tmp_path / "f"),
+         "--db", str(tmp_path / "db"), "--report-dir", str(tmp_path / "r"),
+         "--scheduler", f"{root / 'conformance' / 'fault_schedulers.py'}:slow_stock", *extra]
+  return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+def _running_case_pid(tmp_path, proc, timeout:float=120.0) -> int:
+  import json, time
+  cur, end = tmp_path / "f" / ".current-0.json", time.time() + timeout
+  while time.time() < end and proc.poll() is None:
+    try: return int(json.loads(cur.read_text())["pid"])
+    except (OSError, ValueError, KeyError): time.sleep(0.2)
+  raise AssertionError(f"no case started in {timeout:g} s")
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig,kind", [("SIGKILL", "crash"), ("SIGSTOP", "hang")])
+def test_a_worker_killed_or_stopped_from_outside_is_no_finding(tmp_path, sig, kind):
+  """attack (or accident): the OOM killer / kill -9 / kill -STOP on a campaign worker was filed as a new tinygrad crash or
+  hang. Now the case is re-run in a fresh process first; it runs clean, so it is an external fault, never a finding."""
+  import json, os, signal, time
+  proc = _start_campaign(tmp_path, "--minutes", "0.5", "--case-timeout", "10")
+  try:
+    time.sleep(1.0)
+    os.kill(_running_case_pid(tmp_path, proc), getattr(signal, sig))
+    out, err = proc.communicate(timeout=300)
+  finally:
+    if proc.poll() is None: os.killpg(proc.pid, signal.SIGKILL)
+  rep = json.loads((tmp_path / "r" / "graph_campaign.json").read_text())
+  from uopcheck.fuzz.graph import load_graph_findings
+  found, _ = load_graph_findings(tmp_path / "f")
+  external, _ = load_graph_findings(tmp_path / "f", "external-*.json")
+  assert not [d for _, d in found if d["failure"] in ("crash", "hang")], [d["summary"] for _, d in found]
+  assert rep["external_faults"] and [d["failure"] for _, d in external] == [kind], (rep["lost_cases"], err[-2000:])
+  assert "re-ran clean" in out and all(d["program"]["steps"] for _, d in external)   # kept, as a reproducer, for a person
+  assert proc.returncode == (1 if rep["new"] else 0)
+
+@pytest.mark.slow
+def test_a_supervisor_killed_with_sigkill_leaves_no_worker_running(tmp_path):
+  import os, signal, time
+  psutil = pytest.importorskip("psutil")
+  proc = _start_campaign(tmp_path, "--minutes", "1")
+  try:
+    worker = _running_case_pid(tmp_path, proc)
+    family = psutil.Process(proc.pid).children(recursive=True)
+    assert worker in {p.pid for p in family}
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    def alive(p) -> bool:
+      try: return p.status() != psutil.STATUS_ZOMBIE
+      except psutil.NoSuchProcess: return False
+    end = time.time() + 20
+    while time.time() < end and any(alive(p) for p in family): time.sleep(0.2)
+    assert not [(p.pid, p.name()) for p in family if alive(p)]
+  finally:
+    try: os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError: pass
