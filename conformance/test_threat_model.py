@@ -202,3 +202,27 @@ def test_a_supervisor_killed_with_sigkill_leaves_no_worker_running(tmp_path):
   finally:
     try: os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError: pass
+
+def test_a_shared_example_database_needs_its_password_and_never_prints_it(tmp_path):
+  """the README's Redis set-up requires a password: without it the campaign refuses in one line, with it it works, and the
+  password appears in no message"""
+  import shutil, socket, subprocess, time
+  if shutil.which("redis-server") is None: pytest.skip("redis-server is not installed (Debian package redis-server; `make redis`)")
+  pytest.importorskip("redis")
+  from uopcheck.fuzz.findings_io import open_example_db
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+  secret = "s3cret-pw"
+  proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--requirepass", secret, "--save", "",
+                           "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  try:
+    for _ in range(100):
+      try: db = open_example_db(f"redis://:{secret}@127.0.0.1:{port}/0"); break
+      except SpecError: time.sleep(0.05)
+    db.save(b"k", b"v")
+    assert list(db.fetch(b"k")) == [b"v"]
+    for url in (f"redis://127.0.0.1:{port}/0", f"redis://:wrong-{secret}@127.0.0.1:{port}/0"):
+      with pytest.raises(SpecError, match="unreachable") as e: open_example_db(url)
+      assert secret not in str(e.value)
+  finally:
+    proc.terminate(); proc.wait(10)

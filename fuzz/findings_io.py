@@ -6,7 +6,7 @@ Two directories matter: a campaign writes *new* findings under ``DEFAULT_FINDING
 the reviewed corpus the suite replays is ``SHIPPED_FINDINGS``; a finding moves there only by ``uopcheck findings
 promote``. A finding whose signature is in the shipped corpus is *known*, not new."""
 from __future__ import annotations
-import hashlib, json, os, pathlib, tempfile
+import hashlib, json, os, pathlib, re, tempfile
 from typing import Callable
 from uopcheck.spec.errors import SpecError
 from uopcheck.atomic import atomic_write_json  # noqa: F401  (the fuzzers write findings through it)
@@ -55,14 +55,15 @@ def open_example_db(db_dir:str|None):
   None: no database. An unusable path or an unreachable Redis is a one-line SpecError."""
   if not db_dir: return None
   if db_dir.startswith(("redis://", "rediss://", "unix://")):
+    shown = re.sub(r"//[^@/]*@", "//***@", db_dir)   # never print a password (redis://:PASSWORD@host)
     try:
       import redis
       from hypothesis.extra.redis import RedisExampleDatabase
       client = redis.Redis.from_url(db_dir)
       client.ping()
     except ImportError as e:
-      raise SpecError(f"{db_dir}: a Redis example database needs the 'redis' package (pip install uopcheck[cluster]): {e}") from None
-    except Exception as e: raise SpecError(f"{db_dir}: the Redis example database is unreachable ({type(e).__name__}: {e})") from None
+      raise SpecError(f"{shown}: a Redis example database needs the 'redis' package (pip install uopcheck[cluster]): {e}") from None
+    except Exception as e: raise SpecError(f"{shown}: the Redis example database is unreachable ({type(e).__name__}: {e})") from None
     return RedisExampleDatabase(client, key_prefix=REDIS_KEY_PREFIX)
   from hypothesis.database import DirectoryBasedExampleDatabase
   p = pathlib.Path(db_dir)
