@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test lint clang browser redis install bench train clean
+.PHONY: demo test lint clang browser redis amdllvm install bench train clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -31,6 +31,13 @@ redis:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null 2>&1 && echo "installed redis-server") || \
 	  echo "note: redis-server not installed; the Redis part of the distributed-campaign test will be skipped"; }
 
+# MI350X (gfx950) in emulation: tinygrad's mock GPU compiles for the AMD target with libLLVM, and only LLVM >= 20 knows gfx950.
+# Debian's libllvm22 (uopcheck finds it, or LLVM_PATH); without it the gfx950 tests skip with that reason
+amdllvm:
+	@ls /usr/lib/*/libLLVM-22.so >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libllvm22 >/dev/null 2>&1 && echo "installed libllvm22 (gfx950)") || \
+	  echo "note: libllvm22 not installed; the emulated MI350X (gfx950) tests will be skipped"; }
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e ".[training,dev,cluster]"
@@ -44,7 +51,7 @@ demo: install
 	@echo; echo "report written to reports/demo.json"
 
 # pytest-xdist: one worker per core (bench/pytest_parallel.py measures -n 2 against -n 0)
-test: install browser redis lint
+test: install browser redis amdllvm lint
 	$(PY) -m pytest conformance -q -n auto
 
 # pyflakes + the line limit (pyproject [tool.ruff]) and mypy (pyproject [tool.mypy]); make test runs both first

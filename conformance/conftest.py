@@ -4,8 +4,12 @@ import functools, json, os, pathlib
 import pytest
 from uopcheck.settings import apply_environment, register_hypothesis_profiles
 apply_environment()   # before tinygrad is imported: HCQ2 and CC as the CLI sets them
-# UOPCHECK_DEVICE=CUDA (or any --device name): the suite's graphs are built, run and read there (tinygrad's default device)
-if os.environ.get("UOPCHECK_DEVICE"): os.environ["DEV"] = os.environ["UOPCHECK_DEVICE"]
+# UOPCHECK_DEVICE=CUDA (or any --device name): the suite's graphs are built, run and read there (tinygrad's default device);
+# set before tinygrad is imported (the mock GPU's file interface is chosen then), and opened first: one line if it cannot run
+if os.environ.get("UOPCHECK_DEVICE"):
+  os.environ["DEV"] = os.environ["UOPCHECK_DEVICE"]
+  from uopcheck.fast.devices import open_device
+  open_device(os.environ["UOPCHECK_DEVICE"])
 register_hypothesis_profiles()   # dev / ci / nightly; pytest's --hypothesis-profile overrides
 from tinygrad import Tensor, dtypes  # noqa: E402
 from uopcheck import compiler_output  # noqa: E402

@@ -4,7 +4,7 @@
 every stage it saw: the kernel graph ``get_kernel_graph`` returned, each kernel's AST, and each
 compiled program's source. Each captured stage is checked against tinygrad's structural spec."""
 from __future__ import annotations
-import contextlib, importlib, importlib.util, os, pathlib, sys, time
+import contextlib, importlib, importlib.util, os, pathlib, re, sys, time
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
@@ -94,6 +94,12 @@ def _hooked_lower_sink_to_linear(function:UOp) -> UOp|None:
   kg = _STATE["scheduler"](function)
   _STATE["result"].kernel_graphs.append(kg)
   return create_schedule(kg)
+
+TENSOR_CORE_CALL = re.compile(r"llvm\.amdgcn\.(mfma|wmma)|__builtin_amdgcn_(mfma|wmma)|\bmma\.sync\b|__WMMA_|\bv_(mfma|wmma)_")
+
+def uses_tensor_cores(source:str) -> bool:
+  """whether a program's source calls the device's matrix instructions (AMD MFMA on CDNA, WMMA on RDNA, NVIDIA mma)"""
+  return TENSOR_CORE_CALL.search(source) is not None
 
 def _program_name_source(prg:UOp) -> tuple[str, str]:
   src = next((s.arg for s in prg.src if s.op is Ops.SOURCE), "")

@@ -30,7 +30,7 @@ def _cmd_check(args) -> int:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
   from uopcheck.fast.devices import default_device
-  with default_device(args.device) as device:
+  with default_device(args.device, hcq2=not args.no_hcq2) as device:
     return _per_kernel(args, names) if args.per_kernel else _check_graphs(args, names, device)
 
 def _check_graphs(args, names:list[str], device:str) -> int:
@@ -42,8 +42,10 @@ def _check_graphs(args, names:list[str], device:str) -> int:
   for n in names:
     r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler, device=device)
     err = max((c.max_abs_err for c in r.comparisons), default=0.0)
-    note = r.error if r.error else (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "")
-    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error})
+    note = r.error if r.error else "; ".join(x for x in (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "",
+                                                        f"tensor cores in {r.tensor_core_kernels}" if r.tensor_core_kernels else "") if x)
+    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error,
+                 "tensor_core_kernels": r.tensor_core_kernels, "device": device})
     table.rows.append({"graph": n, "result": "PASS" if r.ok else "FAIL", "kernels": r.kernels, "ref ms": r.ref_s * 1e3,
                        "fast ms": r.fast_s * 1e3, "max abs err": err, "notes": note})
     if live: print(TERM.row(table, table.rows[-1]), flush=True)   # each graph's line as soon as it is checked

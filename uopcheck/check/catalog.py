@@ -13,6 +13,15 @@ def _rand(rng:np.random.Generator, *shape, scale=1.0, dtype=dtypes.float32) -> T
 def matmul(n=16, seed=0):
   r = np.random.default_rng(seed); return _rand(r, n, n) @ _rand(r, n, n)
 
+def matmul_half(n=64, seed=0):
+  """A half matmul accumulated in float, the shape tensor cores take (MFMA on CDNA / gfx950, WMMA on RDNA, mma on NVIDIA).
+  The values are multiples of 1/8 in [-2, 2]: every product is exact in half and every sum exact in float, so the check is
+  exact whatever the unit -- the graph rounds each product to half (MUL in half, then CAST), a matrix unit does not (it
+  multiplies exactly), and random values would make that difference a tolerance question instead of a layout check."""
+  r = np.random.default_rng(seed)
+  a, b = (Tensor((r.integers(-16, 17, size=(n, n)) / 8).astype(np.float32)).cast(dtypes.half) for _ in range(2))
+  return a.matmul(b, dtype=dtypes.float)
+
 def matmul_relu_sum(n=64, seed=0):
   r = np.random.default_rng(seed); return (_rand(r, n, n) @ _rand(r, n, n)).relu().sum()
 
@@ -118,8 +127,8 @@ def multi_reduce(seed=0):
   return [y, mean.max(1), y.reshape(2, 150).sum(1) - x.sum((1, 2, 3)), (x.max(-1) - x.min(-1)).sum(-1)]
 
 REAL_GRAPHS: dict[str, Callable] = {
-  "matmul": matmul, "matmul_relu_sum": matmul_relu_sum, "conv2d": conv2d, "conv2d_strided": conv2d_strided, "softmax": softmax,
-  "log_softmax": log_softmax, "layernorm": layernorm, "rmsnorm": rmsnorm, "attention": attention, "embedding": embedding,
+  "matmul": matmul, "matmul_half": matmul_half, "matmul_relu_sum": matmul_relu_sum, "conv2d": conv2d, "conv2d_strided": conv2d_strided,
+  "softmax": softmax, "log_softmax": log_softmax, "layernorm": layernorm, "rmsnorm": rmsnorm, "attention": attention, "embedding": embedding,
   "cumsum": cumsum, "argmax": argmax, "gelu_mlp": gelu_mlp, "llama_block": llama_block, "llama_block_backward": llama_block_backward,
   "flip_conv": flip_conv, "sgd_assign": sgd_assign, "multi_reduce": multi_reduce,
 }

@@ -36,6 +36,7 @@ class CaseResult:
   ub_lanes: int = 0
   skipped_undefined: int = 0
   failed_in: str = ""      # "reference" when uopcheck's own reference refused or failed (never a tinygrad finding), "fast" otherwise
+  tensor_core_kernels: int = 0   # kernels whose program calls the device's matrix instructions (MFMA / WMMA / mma)
 
   def line(self) -> str:
     status = "PASS" if self.ok else "FAIL"
@@ -66,11 +67,12 @@ def reproducer(name:str, root:UOp, interp:TensorInterpreter, cmp:Comparison, out
     lines.append(f"# first differing element {cmp.first_index}: ref={cmp.ref_value!r} fast={cmp.fast_value!r}")
   return "\n".join(lines)
 
-def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool=True, scheduler=None,
+def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, hcq2:bool|None=None, scheduler=None,
           realize:Callable[[list[Tensor]], fast.FastResult]|None=None, device:str|None=None) -> CaseResult:
   """Run one case: reference then fast path, compare every output. ``realize`` replaces the fast path's ``fast.run`` (e.g. a
   TinyJit replay that computes the same outputs from its own copies of the inputs). ``device``: where the outputs are read
-  (default: tinygrad's default device, where the graph was built -- ``fast.devices.default_device`` or ``UOPCHECK_DEVICE``)."""
+  (default: tinygrad's default device, where the graph was built -- ``fast.devices.default_device`` or ``UOPCHECK_DEVICE``).
+  ``hcq2``: the runtime path (default: as ``HCQ2`` says -- on AMD the device's driver was chosen by it when it opened)."""
   res = CaseResult(name, False, failed_in="build")
   try:
     tensors = _tensors(build())
@@ -85,8 +87,10 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")
     res.failed_in = "fast"
-    f = fast.run(tensors, device=device or Device.DEFAULT, hcq2=hcq2, scheduler=scheduler) if realize is None else realize(tensors)
+    f = fast.run(tensors, device=device or Device.DEFAULT, hcq2=fast.hcq2_active() if hcq2 is None else hcq2, scheduler=scheduler) \
+      if realize is None else realize(tensors)
     res.fast_s, res.kernels = f.wall_s, len(f.kernels)
+    res.tensor_core_kernels = sum(fast.uses_tensor_cores(k.source) for k in f.kernels)
     ok = True
     for i, (t, r, fo) in enumerate(zip(tensors, ref_out, f.outputs)):
       t_tol = tol if tol is not None else tolerance_for(root, t.dtype)
