@@ -25,6 +25,7 @@ class GraphVerdict:
   summary: str = ""
   output: int|None = None  # the first output that disagrees
   wrong: str = ""          # with a candidate: which scheduler disagrees with the reference (stock | candidate | both)
+  emulator: bool = False   # a crash raised inside tinygrad's mock GPU (test/mockgpu): the emulator failed, not the AMD backend
 
 def _verdict(r) -> GraphVerdict:
   if r.ok: return GraphVerdict(True)
@@ -64,7 +65,12 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
   except Exception as e:
     if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
       return _check_with(without_jit(desc), scheduler)
-    return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
+    return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], emulator=_in_emulator(e))
+
+def _in_emulator(e:BaseException) -> bool:
+  """raised by tinygrad's mock GPU itself (a frame in test/mockgpu/, or its '[emu]' messages)"""
+  import traceback
+  return str(e).startswith("[emu]") or any("/test/mockgpu/" in f.filename.replace("\\", "/") for f in traceback.extract_tb(e.__traceback__))
 
 def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
   """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
@@ -136,6 +142,7 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   scheduler, blame, the disagreeing op, the normalized program), not of the run. ``blame`` given (e.g. past the time
   budget, or for a hang) skips the blame checks. A failure that passes its blame check *and* a whole re-check is ``flaky``:
   not confirmed, so never reported as tinygrad's bug (kept as ``flaky-*.json`` to look at)."""
+  if v.kind != "uopcheck-internal" and (emulated := _attribute_emulated(desc, v, scheduler, seed, candidate, kernels)) is not None: return emulated
   kind = "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal"
   if blame is None and v.kind == "crash" and scheduler is None and v.wrong != "candidate" and crashes_without_capture(desc) is False:
     # stock tinygrad raised under uopcheck's capture but not on its own: the crash is ours until shown otherwise (a crash
@@ -162,21 +169,40 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   if kernels: d["kernels"] = [{"name": n, "source": src} for n, src in kernels]
   return d
 
+def _attribute_emulated(desc:dict, v:GraphVerdict, scheduler, seed, candidate, kernels) -> dict|None:
+  """On tinygrad's mock GPU a failure has three possible authors: the emulator, tinygrad's AMD backend, and what tinygrad
+  shares with every device. A crash inside the emulator is the emulator's (``emulator-*.json``); otherwise the program is
+  re-run on the CPU path in this process: failing there too, it is tinygrad's shared bug, finalized (and signed) as a CPU
+  finding; passing there, it is ``amd-*.json``: the AMD path alone, emulator or backend -- hardware decides -- never filed
+  as tinygrad's bug. None off the mock."""
+  from tinygrad.helpers import DEV, Context
+  from uopcheck.fuzz.program import targeting
+  if not DEV.interface.startswith("MOCK"): return None
+  if v.emulator: kind, blame = "emulator", "emulator (tinygrad's mock GPU raised: not the AMD backend)"
+  else:
+    with Context(DEV="CPU"), targeting("CPU"):
+      cpu = check_program(desc, scheduler, candidate)
+      if not cpu.ok: return {**finalize(desc, cpu, scheduler, seed, candidate, kernels=kernels), "also_on": "the emulated AMD path"}
+    kind, blame = "amd-unattributed", "AMD path only: the CPU path agrees (the emulator or tinygrad's AMD backend; hardware decides)"
+  d = finalize(desc, dataclasses.replace(v, emulator=False), scheduler, seed, candidate, blame=blame, kernels=kernels)
+  return {**d, "kind": kind}
+
 def crashes_without_capture(desc:dict) -> bool|None:
   """A crash confirmed independently of uopcheck: the program built and realized by plain tinygrad -- no capture, no
   reference, no comparison -- its outputs copied to the CPU and read as ``fast.run`` reads them. True: tinygrad raises
   on its own; False: it does not (the crash needs uopcheck's capture); None: not re-run this way (a TinyJit program)."""
-  from tinygrad import Tensor
+  from tinygrad import Tensor, Device
   from uopcheck.fast.runner import on_device
   if desc.get("jit"): return None
   try:
-    outs = on_device(build_program(desc), "CPU")
+    outs = on_device(build_program(desc), Device.DEFAULT)
     Tensor.realize(*outs)
     for t in outs: t.numpy()
   except Exception: return True
   return False
 
-FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky", "external-fault": "external"}
+FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky", "external-fault": "external", "emulator": "emulator",
+               "amd-unattributed": "amd"}
 
 def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
   """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own

@@ -15,13 +15,14 @@ kernel after other Tensor work in the same process -- a false hang; see README.
 later. Failures are shrunk by hypothesis (hangs and crashes are not: each try would cost a worker), then blamed and
 signed on the shrunk case (``graph.finalize``); signatures already in the shipped corpus count as known."""
 from __future__ import annotations
-import json, os, pathlib, signal, sys, time
+import contextlib, json, os, pathlib, signal, sys, time
 from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
-from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs)
+from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
 from uopcheck.fuzz.campaign import Campaign, Failure
+from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result
@@ -36,6 +37,8 @@ class GraphStats:
   known: list = field(default_factory=list)      # files of the shipped corpus matched
   internal: list = field(default_factory=list)   # signatures of uopcheck-internal failures
   flaky: list = field(default_factory=list)      # signatures of failures that did not reproduce (not findings)
+  external: list = field(default_factory=list)   # lost cases that re-ran clean (fuzz/lost_case.py; not findings)
+  emulated: list = field(default_factory=list)   # on the mock GPU: the emulator's own, or the AMD path's alone (not findings yet)
   seconds: float = 0.0
 
 _self_test_bug = PatternMatcher([(UPat(Ops.MAX, name="m"), lambda m: m.replace(op=Ops.ADD) if dtypes.is_float(m.dtype) else None)])
@@ -55,6 +58,7 @@ def classify(d:dict, known:dict) -> tuple[str, str]:
   if d["kind"] == "uopcheck-internal": return "internal", d["signature"]
   if d["kind"] == "flaky": return "flaky", d["signature"]
   if d["kind"] == "external-fault": return "external", d["signature"]
+  if d["kind"] in ("emulator", "amd-unattributed"): return "emulated", f"{FILE_PREFIX[d['kind']]}-{d['signature']}"
   if d["signature"] in known: return "known", known[d["signature"]]
   return "new", d["signature"]
 
@@ -125,16 +129,27 @@ def load_schedulers(scheduler:str|None, candidate:str|None) -> tuple:
   return sched, load_scheduler(candidate) if candidate else None
 
 def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile,
-                 supervisor:int|None=None):
+                 supervisor:int|None=None, device:str="CPU"):
   die_with_parent()   # a supervisor killed with -9 leaves no worker fuzzing unsupervised
   if supervisor is not None and os.getppid() != supervisor: return   # it died before the line above took effect
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
   sched, cand = load_schedulers(scheduler, candidate)
-  worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-         events=events, round_offset=round_offset, profile=profile)
+  with on_device(device):
+    worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
+           events=events, round_offset=round_offset, profile=profile)
   if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
     from uopcheck import rulecov
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
+
+@contextlib.contextmanager
+def on_device(device:str):
+  """a campaign process's cases on ``device`` (fuzz graph --device): tinygrad's default device, and the programs' CPU values
+  built there (fuzz.program.targeting); CPU changes nothing"""
+  if device == "CPU":
+    yield; return
+  from uopcheck.fast.devices import default_device
+  from uopcheck.fuzz.program import targeting
+  with default_device(device) as dev, targeting(dev): yield
 
 def _lost_case(findings_dir:str, wid:int) -> dict|None:
   """A worker died or hung mid-case: its last case, from its .current file (None: it was between cases)."""
@@ -154,8 +169,11 @@ def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, s
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small") -> dict:
+                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU") -> dict:
   import multiprocessing as mp
+  if device != "CPU":   # a device that cannot run here is one line before any worker starts
+    from uopcheck.fast.devices import open_device
+    open_device(device, hcq2=False if device.startswith("MOCK+") else None)
   open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
   from uopcheck.fast.runner import load_scheduler
   for s in (scheduler, candidate):
@@ -165,7 +183,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
-  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set()}
+  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set(), "emulated": set()}
   lost: list[str] = []
   rechecks: list[LostCaseCheck] = []   # lost cases being re-run in a fresh process before they are filed
   restarts = 0
@@ -173,7 +191,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   def launch(wid:int, offset:int):
     left = max(0.0, (deadline - time.perf_counter()) / 60)
     p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events,
-                                               profile, os.getpid()),
+                                               profile, os.getpid(), device),
                     daemon=True)
     p.start()
     return p
@@ -211,7 +229,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
         elif p.exitcode == 0: del procs[w]; continue
         else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
         if (case := _lost_case(findings_dir, w)) is not None:
-          rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout).start())
+          rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout, device=device).start())
         del procs[w]
         if time.perf_counter() < deadline - 1:
           offsets[w] += 1000; restarts += 1
@@ -249,7 +267,8 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
           "new": sorted(got["new"]), "known": sorted(got["known"]),
           "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal if d["signature"] in got["internal"]],
-          "flaky": sorted(got["flaky"]), "external_faults": sorted(got.get("external", ())), "skipped_files": problems,
+          "flaky": sorted(got["flaky"]), "external_faults": sorted(got.get("external", ())), "emulated": sorted(got.get("emulated", ())),
+          "skipped_files": problems,
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
@@ -259,7 +278,7 @@ FINDING_COLUMNS = [Column("file", width=40), Column("new", width=11), Column("wr
 def result(summary:dict) -> Result:
   """the campaign's report: what ran, how much, and one row per finding in the findings directory"""
   where = f"Dask cluster {summary['cluster']}, {summary['shards']} shards" if summary.get("cluster") else "one machine"
-  pre = [f"time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}",
+  pre = [f"time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}, device {summary.get('device', 'CPU')}",
          f"scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
          f"cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
          f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})" + (" (interrupted)" if summary["interrupted"] else ""),
@@ -269,6 +288,9 @@ def result(summary:dict) -> Result:
          f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}",
          f"external faults (a worker lost to something outside its case, which re-ran clean in a fresh process: not findings, kept "
          f"as external-*.json): {len(summary.get('external_faults', []))}"]
+  if summary.get("device", "CPU").startswith("MOCK+"):
+    pre.append(f"emulated-path failures, not tinygrad findings until attributed (emulator-*.json: the mock GPU's own; amd-*.json: the AMD "
+               f"path only, the CPU path agrees -- the emulator or tinygrad's AMD backend, hardware decides): {summary.get('emulated', [])}")
   rows = [{"file": f["file"], "new": "NEW" if f["new"] else "seen before", "wrong scheduler": f["wrong_scheduler"] or "-",
            "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
   internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
@@ -281,6 +303,7 @@ def main(args) -> int:
   profile = getattr(args, "profile", "small")
   timeout = args.case_timeout or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)
   if getattr(args, "cluster", None):
+    if getattr(args, "device", "CPU") != "CPU": raise SpecError("--device with --cluster: a cluster campaign runs on the workers' CPU only (for now)")
     from uopcheck.fuzz.cluster import run_cluster_campaign
     s = run_cluster_campaign(args.minutes, args.cluster, args.workers, args.seed, args.findings, args.db, candidate=args.scheduler,
                              scheduler="self-test-bug" if getattr(args, "self_test_bug", False) else None,
@@ -288,7 +311,8 @@ def main(args) -> int:
                              **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
   else:
     s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                     candidate=args.scheduler, profile=profile, case_timeout=timeout)
+                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"))
+    s["device"] = getattr(args, "device", "CPU")
   report(args, result(s), "fuzz-graph")
   for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
   if s["interrupted"]: return 130

@@ -39,13 +39,14 @@ class LostCaseCheck:
   proc: subprocess.Popen|None = None
   started: float = 0.0
   outcome: dict|None = field(default=None)
+  device: str = "CPU"  # the campaign's --device
 
   def start(self) -> "LostCaseCheck":
     fd, path = tempfile.mkstemp(prefix="uopcheck-lost-case-", suffix=".json")
     with os.fdopen(fd, "w") as f: json.dump(self.case["program"], f)
     self._path, self._err = path, tempfile.TemporaryFile()   # a file, not a pipe: a full pipe would stall the re-run (a false hang)
     cmd = [sys.executable, "-m", "uopcheck.fuzz.lost_case", path] + (["--scheduler", self.scheduler] if self.scheduler else []) \
-          + (["--candidate", self.candidate] if self.candidate else [])
+          + (["--candidate", self.candidate] if self.candidate else []) + ["--device", self.device]
     self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True, preexec_fn=die_with_parent)
     self.started = time.perf_counter()
     return self
@@ -94,16 +95,17 @@ def main(argv:list[str]|None=None) -> int:
   die_with_parent()
   p = argparse.ArgumentParser(prog="python -m uopcheck.fuzz.lost_case")
   p.add_argument("program"); p.add_argument("--scheduler", default=None); p.add_argument("--candidate", default=None)
+  p.add_argument("--device", default="CPU")
   a = p.parse_args(argv)
   from uopcheck.settings import apply_environment
   apply_environment()
   from uopcheck.fuzz.program import validate_program
   from uopcheck.fuzz.graph import check_program
-  from uopcheck.fuzz.graph_campaign import load_schedulers
+  from uopcheck.fuzz.graph_campaign import load_schedulers, on_device
   desc = json.loads(pathlib.Path(a.program).read_text())
   validate_program(desc)
   sched, cand = load_schedulers(a.scheduler, a.candidate)
-  check_program(desc, scheduler=sched, candidate=cand)
+  with on_device(a.device): check_program(desc, scheduler=sched, candidate=cand)
   return 0
 
 if __name__ == "__main__": sys.exit(main())

@@ -6,6 +6,7 @@ Variable values) -- so every finding is a self-contained reproducer: ``build_pro
 and ``build_program(desc, call=k)`` the k-th call of a jitted program. Nothing in a description is executed: step kinds,
 functions and dtypes are looked up in the tables below, and ``validate_program`` refuses anything else in one line."""
 from __future__ import annotations
+import contextlib
 import numpy as np
 from tinygrad import Tensor, Variable, dtypes
 from uopcheck.spec.errors import SpecError
@@ -20,6 +21,19 @@ FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 100.0, 1e-3, np.inf, -np.i
 INPUT_KINDS = ("normal", "edge", "negative", "neginf", "nan", "extreme", "denormal")
 DEVICES = ("CPU", "CPU:1")
 SHARD_DEVICES = ("CPU", "CPU:1")   # a shard step splits a value over both (axis) or copies it to both (axis -1)
+# a program names CPU and CPU:1; a campaign on another device (fuzz graph --device) builds them on its device and device:1
+_TARGET = {"base": "CPU"}
+
+def target_device(name:str) -> str:
+  """where a program's device ``name`` (CPU, CPU:1) is built: itself, or the campaign's device (``targeting``)"""
+  return name if _TARGET["base"] == "CPU" else _TARGET["base"] + name[len("CPU"):]
+
+@contextlib.contextmanager
+def targeting(base:str):
+  """programs built inside the block put their CPU values on ``base`` (e.g. AMD) and CPU:1 on ``base``:1"""
+  old, _TARGET["base"] = _TARGET["base"], base.split(":")[0]
+  try: yield
+  finally: _TARGET["base"] = old
 from uopcheck.settings import MAX_PROGRAM_ELEMENTS as MAX_ELEMENTS, MAX_JIT_CALLS
 
 def is_float(d:str) -> bool: return d.startswith("float") or d == "bfloat16"
@@ -60,7 +74,7 @@ def make_input(spec:dict, call:int=0) -> Tensor:
   if dt == "bool": arr = rng.integers(0, 2, shape).astype(np.bool_)
   elif is_float(dt): arr = _float_values(rng, kind, shape, dt)
   else: arr = _int_values(rng, kind, shape, dt)
-  t = Tensor(arr, device=spec.get("device", "CPU"))
+  t = Tensor(arr, device=target_device(spec.get("device", "CPU")))
   return (t.cast(dtypes.bfloat16) if dt == "bfloat16" else t).realize()
 
 def _index(rng, shape, axis:int, k:int) -> Tensor:
@@ -140,8 +154,8 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
   if kind == "scatter": x = vals[a[0]]; return x.scatter(a[2], _permutation(rng, x.shape, a[2]).to(x.device), vals[a[1]])
   if kind == "setitem": return _setitem(vals[a[0]], vals[a[1]], a[2], a[3], a[4])
   if kind == "assign": return vals[a[0]].assign(vals[a[1]])   # the input's Tensor now holds the assigned value
-  if kind == "copy": return vals[a[0]].to(a[1])
-  if kind == "shard": return vals[a[0]].shard(SHARD_DEVICES, axis=None if a[1] < 0 else a[1])
+  if kind == "copy": return vals[a[0]].to(target_device(a[1]))
+  if kind == "shard": return vals[a[0]].shard(tuple(map(target_device, SHARD_DEVICES)), axis=None if a[1] < 0 else a[1])
   raise SpecError(f"unknown program step {kind!r}")
 
 FNS = {"unary": {"relu", "neg", "exp2", "sqrt", "sin", "recip", "abs", "trunc", "square", "sigmoid", "not"},

@@ -30,7 +30,9 @@ def _cmd_check(args) -> int:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
   from uopcheck.fast.devices import default_device
-  with default_device(args.device, hcq2=not args.no_hcq2) as device:
+  from uopcheck.fast import hcq2_active
+  with default_device(args.device, hcq2=False if args.no_hcq2 else None) as device:
+    args.hcq2 = hcq2_active()   # the path the device opened with (the mock GPU runs the plain one)
     return _per_kernel(args, names) if args.per_kernel else _check_graphs(args, names, device)
 
 def _check_graphs(args, names:list[str], device:str) -> int:
@@ -40,7 +42,7 @@ def _check_graphs(args, names:list[str], device:str) -> int:
   live = "term" in args.report
   if live: print(TERM.head(table), flush=True)
   for n in names:
-    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler, device=device)
+    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler, device=device)
     err = max((c.max_abs_err for c in r.comparisons), default=0.0)
     note = r.error if r.error else "; ".join(x for x in (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "",
                                                         f"tensor cores in {r.tensor_core_kernels}" if r.tensor_core_kernels else "") if x)
@@ -55,7 +57,7 @@ def _check_graphs(args, names:list[str], device:str) -> int:
       if r.reproducer: reproducers += r.reproducer.splitlines()
   res = Result("check", "uopcheck check: ref vs fast on real model graphs", rows, tables=[table],
                summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast on {args.device}, "
-                        f"{'HCQ2' if not args.no_hcq2 else 'plain'} path, "
+                        f"{'HCQ2' if args.hcq2 else 'plain'} path, "
                         f"scheduler={args.scheduler or 'tinygrad rangeify'})"],
                sections=[Section("reproducers", reproducers)] if reproducers else [])
   report(args, res, "check", live=live)
@@ -72,7 +74,7 @@ def _per_kernel(args, names) -> int:
   failed = internal = 0
   results, verdicts = [], []
   for n in names:
-    r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=not args.no_hcq2, scheduler=args.scheduler)
+    r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler)
     results.append(x := r.result(args.scheduler))
     verdicts.append(f"{x.title}: verdict: {r.verdict()}")
     if "term" in args.report: print(f"== {x.title}\n{TERM.render(x)}\n", flush=True)
@@ -267,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
   f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
                  "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
+  f.add_argument("--device", default="CPU", help="graph: where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950 (tinygrad's AMD "
+                 "backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
   f.add_argument("--case-timeout", type=float, default=None,
                  help="graph: seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
   f.add_argument("--profile", choices=["small", "large"], default="small",
