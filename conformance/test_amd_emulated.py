@@ -67,3 +67,31 @@ def test_the_emulator_flushes_subnormals_the_kernels_keep():
   r = json.loads(p.stdout.strip().splitlines()[-1])
   assert r["modes"] and all(m == [3, 3] for m in r["modes"]), r
   assert r["f32_subnormal_is_true"] is False and r["f64_subnormal_is_true"] is False, r
+
+ATTRIBUTION = r"""
+import json
+from uopcheck.settings import apply_environment; apply_environment()
+from uopcheck.fuzz.graph_campaign import on_device
+from uopcheck.fuzz.graph import check_program, finalize, GraphVerdict
+x_minus_x = {"inputs": [{"shape": [1], "dtype": "float32", "seed": 0, "kind": "neginf", "device": "CPU"}],
+             "steps": [["binary", "sub", 0, 0]], "outputs": [1]}
+subnormal = {"inputs": [{"shape": [8], "dtype": "float32", "seed": 3, "kind": "denormal", "device": "CPU"}],
+             "steps": [["cast", 0, "bool"]], "outputs": [1]}
+out = {}
+with on_device("MOCK+AMD::gfx950"):
+  for name, desc in (("x_minus_x", x_minus_x), ("subnormal", subnormal)):
+    v = check_program(desc)
+    out[name] = {"ok": v.ok, "kind": finalize(desc, v)["kind"] if not v.ok else None}
+  out["emulator_crash"] = finalize(x_minus_x, GraphVerdict(False, "crash", "crash: RuntimeError: [emu] Failed to compile", emulator=True))["kind"]
+print(json.dumps(out))
+"""
+
+@GFX950
+def test_a_failure_on_the_emulated_path_is_attributed_before_it_is_filed():
+  """tinygrad's shared bug (x - x on -inf gives 0, the CPU path too) is tinygrad's; a subnormal the emulator flushes (the CPU
+  path agrees with the reference) is the AMD path's alone, never tinygrad's finding; a crash inside the emulator is its own"""
+  p = subprocess.run([sys.executable, "-c", ATTRIBUTION], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "HCQ2": "0"}, timeout=600)
+  assert p.returncode == 0, p.stderr[-3000:]
+  r = json.loads(p.stdout.strip().splitlines()[-1])
+  assert r == {"x_minus_x": {"ok": False, "kind": "graph"}, "subnormal": {"ok": False, "kind": "amd-unattributed"},
+               "emulator_crash": "emulator"}, r
