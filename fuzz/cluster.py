@@ -42,8 +42,10 @@ class _Counter:
     if self.n[0] - self.sent >= every: self.send({"cases": self.n[0] - self.sent}); self.sent = self.n[0]
 
 def _var_get(var) -> dict|None:
-  try: return json.loads(var.get(timeout=5))
+  """a shard's published state: a JSON object whose ``case`` (if any) is an object -- anything else (gone, malformed) None"""
+  try: st = json.loads(var.get(timeout=5))
   except Exception: return None   # gone (the client set it before the shard was submitted): nothing to recover
+  return st if isinstance(st, dict) and isinstance(st.get("case") or {}, dict) else None
 
 def _exit_worker() -> None:
   import os
@@ -222,8 +224,9 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
         if fut.status == "pending":
           st = _var_get(var) or {}
           case = st.get("case") or {}
-          gone = case and st.get("worker") not in alive   # the worker died mid-case (Dask runs the shard again)
-          stuck = case and time.time() - case.get("started", time.time()) > case_timeout
+          started = case.get("started")
+          gone = case and (not isinstance(st.get("worker"), str) or st["worker"] not in alive)   # the worker died mid-case
+          stuck = case and isinstance(started, (int, float)) and time.time() - started > case_timeout
           if (gone or stuck) and not st.get("handled"):
             var.set(json.dumps({**st, "handled": True}))   # the shard's next attempt would report it too
             col.lost_case(st, "crash" if gone else "hang", "crash: the Dask worker running the case died" if gone else
@@ -235,11 +238,11 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
           elif time.perf_counter() > deadline + KILL_GRACE_S + case_timeout: fut.cancel(); del running[fut]
           continue
         del running[fut]
-        if fut.status == "finished": used.add(fut.result()["worker"])
+        if fut.status == "finished" and isinstance(r := fut.result(), dict) and isinstance(r.get("worker"), str): used.add(r["worker"])
         if fut.status == "error":   # Dask gave up on the shard (its workers kept dying): its last case is re-checked
           drain()
           st = _var_get(var) or {}
-          if not st.get("handled"): col.lost_case(st, "crash", f"crash: the shard failed on its Dask worker ({fut.exception()!r})"[:300], n)
+          if not st.get("handled"): col.lost_case(st, "crash", "crash: the shard failed on its Dask worker", n)
           restarts += 1
         if time.perf_counter() < deadline - 5: submit()
       status.update(f"cases {col.cases}  new findings {len(col.got['new'])}  shards {shards}  lost {len(col.lost)}")
