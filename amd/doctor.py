@@ -89,6 +89,7 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
   rep = Report(str(root))
   rep.gpus = find_gpus(root)
   C = rep.checks.append
+  if str(root) == "/": _emulator_checks(C)   # this machine's uopcheck, not a fixture tree: can it run the AMD path emulated?
   if not rep.gpus:
     C(Check("amd gpu", "fail", "no PCI device with vendor 0x1002 (display or accelerator class) under sys/bus/pci/devices",
             "this machine has no AMD GPU: run uopcheck's AMD checks on the MI350X box"))
@@ -204,6 +205,17 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
             "(training/mi350x.sh: TINYGRAD_SRC=/opt/tinygrad)"))
   rep.env.update({"DEV": "AMD", "HCQ2": "1"})
   return rep
+
+def _emulator_checks(C) -> None:
+  """tinygrad's mock GPU (the AMD backend on an ISA emulator, no hardware needed) and the targets it can compile for here;
+  warn, never fail: the emulator is not what a hardware bring-up needs"""
+  from uopcheck.fast.devices import mock_gpu_source, llvm22_library
+  src = mock_gpu_source()
+  C(Check("mock gpu (emulator)", "pass" if src else "warn", f"{src}/test/mockgpu: --device MOCK+AMD (gfx1100, RDNA3)" if src else
+          "tinygrad's test/mockgpu not found (TINYGRAD_SRC, ../shared/tinygrad-src)", "export TINYGRAD_SRC=<a tinygrad checkout>"))
+  llvm = os.environ.get("LLVM_PATH") or llvm22_library()
+  C(Check("emulator gfx950", "pass" if src and llvm else "warn", f"LLVM {llvm}: --device MOCK+AMD::gfx950 (MI350X, MFMA)" if llvm else
+          "no LLVM that knows gfx950 (libllvm22)", "apt-get install libllvm22 (make amdllvm), or export LLVM_PATH=<libLLVM-20+.so>"))
 
 def _read_bar(res:pathlib.Path) -> bytes|None:
   import mmap
