@@ -8,6 +8,8 @@ its supervisor) under the same limit -- the case timeout, plus ``RECHECK_STARTUP
 
 - the re-run dies (a signal, or an exit code other than 0) or runs past the limit: the case reproduces -> a finding of
   that kind (``crash`` / ``hang``), as before;
+  (on tinygrad's mock GPU an ``amd-unattributed`` record instead: the emulator's slowness or crash, or the AMD backend --
+  hardware decides);
 - the re-run finishes: the worker was lost to something outside the case -> an ``external-fault`` record
   (``external-*.json``, never a finding, never exit 1), kept so a person can look.
 
@@ -86,7 +88,8 @@ class LostCaseCheck:
     d = finalize(self.case["program"], GraphVerdict(False, kind, f"{self.why}; {out['detail']}"), seed=seed, blame=kind,
                  kernels=self.case.get("kernels"))
     if out["reproduced"] is None: d["kind"] = "external-fault"
-    return d
+    elif self.device.startswith("MOCK+"): d["kind"] = "amd-unattributed"   # on the emulator: its slowness or its own crash, or the
+    return d                                                               # AMD backend -- hardware decides, never tinygrad's finding
 
 def main(argv:list[str]|None=None) -> int:
   """the re-run: one program (a JSON file, validated as data), the schedulers named; exit 0 when it finishes, whatever its
