@@ -81,8 +81,10 @@ out = {}
 with on_device("MOCK+AMD::gfx950"):
   for name, desc in (("x_minus_x", x_minus_x), ("subnormal", subnormal)):
     v = check_program(desc)
-    out[name] = {"ok": v.ok, "kind": finalize(desc, v)["kind"] if not v.ok else None}
-  out["emulator_crash"] = finalize(x_minus_x, GraphVerdict(False, "crash", "crash: RuntimeError: [emu] Failed to compile", emulator=True))["kind"]
+    d = finalize(desc, v) if not v.ok else {}
+    out[name] = {"ok": v.ok, "kind": d.get("kind"), "blame": d.get("blame", "")[:14]}
+  d = finalize(x_minus_x, GraphVerdict(False, "crash", "crash: RuntimeError: [emu] Failed to compile", emulator=True))
+  out["emulator_crash"] = [d["kind"], d["blame"][:8], d["summary"]]
 print(json.dumps(out))
 """
 
@@ -93,5 +95,6 @@ def test_a_failure_on_the_emulated_path_is_attributed_before_it_is_filed():
   p = subprocess.run([sys.executable, "-c", ATTRIBUTION], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "HCQ2": "0"}, timeout=600)
   assert p.returncode == 0, p.stderr[-3000:]
   r = json.loads(p.stdout.strip().splitlines()[-1])
-  assert r == {"x_minus_x": {"ok": False, "kind": "graph"}, "subnormal": {"ok": False, "kind": "amd-unattributed"},
-               "emulator_crash": "emulator"}, r
+  assert r["x_minus_x"]["ok"] is False and r["x_minus_x"]["kind"] == "graph", r
+  assert r["subnormal"] == {"ok": False, "kind": "amd-unattributed", "blame": "AMD path only:"}, r
+  assert r["emulator_crash"] == ["emulator", "emulator", "crash: RuntimeError: [emu] Failed to compile"], r

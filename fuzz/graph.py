@@ -137,12 +137,14 @@ def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   try: return check_per_kernel(lambda: build_program(plain), "fuzz", scheduler=sched).blame or FLAKY
   except Exception as e: return f"per-kernel check failed: {type(e).__name__}"
 
-def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=None, blame:str|None=None, kernels:list|None=None) -> dict:
+def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=None, blame:str|None=None, kernels:list|None=None,
+             attribute:bool=True) -> dict:
   """A shrunk failure as a finding: blame *on the shrunk case* (``_blame``), and a signature of the bug (kind, which
   scheduler, blame, the disagreeing op, the normalized program), not of the run. ``blame`` given (e.g. past the time
   budget, or for a hang) skips the blame checks. A failure that passes its blame check *and* a whole re-check is ``flaky``:
   not confirmed, so never reported as tinygrad's bug (kept as ``flaky-*.json`` to look at)."""
-  if v.kind != "uopcheck-internal" and (emulated := _attribute_emulated(desc, v, scheduler, seed, candidate, kernels)) is not None: return emulated
+  if attribute and v.kind != "uopcheck-internal" and (emulated := _attribute_emulated(desc, v, scheduler, seed, candidate, kernels)) is not None:
+    return emulated
   kind = "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal"
   if blame is None and v.kind == "crash" and scheduler is None and v.wrong != "candidate" and crashes_without_capture(desc) is False:
     # stock tinygrad raised under uopcheck's capture but not on its own: the crash is ours until shown otherwise (a crash
@@ -182,9 +184,9 @@ def _attribute_emulated(desc:dict, v:GraphVerdict, scheduler, seed, candidate, k
   else:
     with Context(DEV="CPU"), targeting("CPU"):
       cpu = check_program(desc, scheduler, candidate)
-      if not cpu.ok: return {**finalize(desc, cpu, scheduler, seed, candidate, kernels=kernels), "also_on": "the emulated AMD path"}
+      if not cpu.ok: return {**finalize(desc, cpu, scheduler, seed, candidate, kernels=kernels, attribute=False), "also_on": "the emulated AMD path"}
     kind, blame = "amd-unattributed", "AMD path only: the CPU path agrees (the emulator or tinygrad's AMD backend; hardware decides)"
-  d = finalize(desc, dataclasses.replace(v, emulator=False), scheduler, seed, candidate, blame=blame, kernels=kernels)
+  d = finalize(desc, dataclasses.replace(v, emulator=False), scheduler, seed, candidate, blame=blame, kernels=kernels, attribute=False)
   return {**d, "kind": kind}
 
 def crashes_without_capture(desc:dict) -> bool|None:
