@@ -302,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
   cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
+  cs.add_argument("--device", default="CPU", help="where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950, AMD, NV, CUDA")
   cs.set_defaults(fn=_cmd_compare)
   mu = sub.add_parser("mutate", parents=[reports],
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib, time
 from dataclasses import dataclass, asdict, field
 from typing import Callable
+from tinygrad import Device
 from tinygrad.helpers import GlobalCounters, Context
 from uopcheck import fast
 from uopcheck.check import harness, catalog
@@ -37,7 +38,7 @@ def measure(build:Callable[[], object], name:str, scheduler) -> Cost:
   of a warm run."""
   first: list = []
   def realize(tensors):
-    with Context(CCACHE=0): f = fast.run(tensors, scheduler=scheduler)
+    with Context(CCACHE=0): f = fast.run(tensors, device=Device.DEFAULT, hcq2=fast.hcq2_active(), scheduler=scheduler)
     first.append(f)
     return f
   try: r = harness.check(build, name, scheduler=scheduler, realize=realize)
@@ -49,7 +50,7 @@ def measure(build:Callable[[], object], name:str, scheduler) -> Cost:
     tensors = harness._tensors(build())
     GlobalCounters.reset()
     st = time.perf_counter()
-    f = fast.run(tensors, scheduler=scheduler, check_spec=False)
+    f = fast.run(tensors, device=Device.DEFAULT, hcq2=fast.hcq2_active(), scheduler=scheduler, check_spec=False)
     c.run_s = time.perf_counter() - st
     c.kernels, c.ops, c.bytes = max(GlobalCounters.kernel_count, len(f.kernels)), int(GlobalCounters.global_ops), int(GlobalCounters.global_mem)
   except Exception as e:  # the verdict stands; the cost run failing is reported beside it
@@ -160,8 +161,10 @@ def write_plot(rows:list[Row], a:str, b:str, path:pathlib.Path) -> pathlib.Path|
 def main(args) -> int:
   from uopcheck.fuzz.findings_io import exit_code
   from uopcheck.runs import report
-  rows = compare(args.a, args.b, args.graphs, args.corpus, args.fuzz, args.seed, args.profile,
-                 progress=lambda s: print(s, flush=True) if not args.quiet else None)
+  from uopcheck.fuzz.graph_campaign import on_device
+  with on_device(getattr(args, "device", "CPU")):   # --device: the cases built, run and read there (CPU: as before)
+    rows = compare(args.a, args.b, args.graphs, args.corpus, args.fuzz, args.seed, args.profile,
+                   progress=lambda s: print(s, flush=True) if not args.quiet else None)
   written = report(args, result(rows, args.a, args.b, {"seed": args.seed, "profile": args.profile}), "compare-schedulers")
   if written and (p := write_plot(rows, args.a, args.b, next(iter(written.values())).parent / "compare_schedulers.png")) is not None:
     print(f"plot: {p}")
