@@ -99,6 +99,9 @@ def replay(path:str) -> int:
 def train(args) -> int:
   if args.replay: return replay(args.replay)
   if not args.device: return _train(args)
+  if args.device.startswith("MOCK+"):   # tinygrad's mock GPU: found, prepared and opened by fast.devices, on the plain path
+    from uopcheck.fast.devices import default_device
+    with default_device(args.device): return _train(args)
   # DEV is read when tinygrad is imported; if it already is (in-process callers), it is set there too -- and both are put
   # back afterwards: an in-process run must not move its caller (or the processes the caller starts later) to its device
   helpers = sys.modules.get("tinygrad.helpers")
