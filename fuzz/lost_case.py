@@ -49,7 +49,10 @@ class LostCaseCheck:
     self._path, self._err = path, tempfile.TemporaryFile()   # a file, not a pipe: a full pipe would stall the re-run (a false hang)
     cmd = [sys.executable, "-m", "uopcheck.fuzz.lost_case", path] + (["--scheduler", self.scheduler] if self.scheduler else []) \
           + (["--candidate", self.candidate] if self.candidate else []) + ["--device", self.device]
-    self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True, preexec_fn=die_with_parent)
+    # no preexec_fn (unsafe in a process with threads, as both supervisors are): the re-run sets its parent-death signal
+    # itself, first thing, and leaves if its supervisor is already gone
+    self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True,
+                                 env={**os.environ, "UOPCHECK_SUPERVISOR": str(os.getpid())})
     self.started = time.perf_counter()
     return self
 
@@ -96,6 +99,7 @@ def main(argv:list[str]|None=None) -> int:
   verdict -- only dying or hanging is what the supervisor asks about"""
   import argparse
   die_with_parent()
+  if os.environ.get("UOPCHECK_SUPERVISOR", str(os.getppid())) != str(os.getppid()): return 0   # the supervisor died before that
   p = argparse.ArgumentParser(prog="python -m uopcheck.fuzz.lost_case")
   p.add_argument("program"); p.add_argument("--scheduler", default=None); p.add_argument("--candidate", default=None)
   p.add_argument("--device", default="CPU")
