@@ -52,9 +52,11 @@ def _prepare_mock(name:str) -> None:
 def open_device(name:str, hcq2:bool|None=None) -> str:
   """the tinygrad device ``name`` makes tensors on (e.g. ``MOCK+AMD::gfx950`` -> ``AMD``), opened; else one SpecError. On AMD
   tinygrad chooses the HCQ2 driver (``extra.hcq2``) when the device opens, so ``hcq2`` (None: as the environment says) holds
-  then; a device opened once keeps its driver for the process."""
+  then; a device opened once keeps its driver for the process. The mock GPU always opens on the plain path: HCQ2 rings the
+  AMD doorbell from native code the mock cannot see (README, "The production path in emulation")."""
   from uopcheck.fast.runner import hcq2_mode
   check_device(name, "--device: ")
+  if name.startswith("MOCK+"): hcq2 = False
   try:
     with Context(DEV=name), (hcq2_mode(hcq2) if hcq2 is not None else contextlib.nullcontext()):
       if name.startswith("MOCK+"): _prepare_mock(name)
@@ -68,9 +70,7 @@ def open_device(name:str, hcq2:bool|None=None) -> str:
 @contextlib.contextmanager
 def default_device(name:str, hcq2:bool|None=None):
   """``name`` as tinygrad's default device inside the block (opened first, under ``hcq2``: a device that cannot run is a
-  SpecError). The mock GPU runs the plain path: HCQ2 rings the AMD doorbell from native code the mock cannot see (README,
-  "The production path in emulation"), so inside the block HCQ2 is off for it, whatever was asked."""
+  SpecError). On the mock GPU HCQ2 is off inside the block too, whatever was asked (see ``open_device``)."""
   from uopcheck.fast.runner import hcq2_mode
-  mock = name.startswith("MOCK+")
-  open_device(name, False if mock else hcq2)
-  with Context(DEV=name), (hcq2_mode(False) if mock else contextlib.nullcontext()): yield Device.DEFAULT
+  open_device(name, hcq2)
+  with Context(DEV=name), (hcq2_mode(False) if name.startswith("MOCK+") else contextlib.nullcontext()): yield Device.DEFAULT

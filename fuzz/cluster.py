@@ -87,7 +87,8 @@ class _Collector:
     import pathlib
     self.dir, self.known, self.seed = pathlib.Path(findings_dir), known, seed
     self.scheduler, self.candidate, self.case_timeout = scheduler, candidate, case_timeout
-    self.got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set(), "emulated": set()}
+    from uopcheck.fuzz.graph_campaign import buckets
+    self.got = buckets()
     self.cases = 0
     self.lost: list[str] = []       # one line per case that took a worker down
     self.rejected: list[str] = []   # messages that were not findings (never written)

@@ -53,8 +53,13 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 
+def buckets() -> dict[str, set]:
+  """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
+  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated")}
+
 def classify(d:dict, known:dict) -> tuple[str, str]:
-  """(new / known / internal / flaky, its key: the signature, or the shipped file it matches) of a finalized finding"""
+  """(new / known / internal / flaky / external / emulated, its key: the signature, or the shipped file it matches) of a
+  finalized finding"""
   if d["kind"] == "uopcheck-internal": return "internal", d["signature"]
   if d["kind"] == "flaky": return "flaky", d["signature"]
   if d["kind"] == "external-fault": return "external", d["signature"]
@@ -173,7 +178,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   import multiprocessing as mp
   if device != "CPU":   # a device that cannot run here is one line before any worker starts
     from uopcheck.fast.devices import open_device
-    open_device(device, hcq2=False if device.startswith("MOCK+") else None)
+    open_device(device)
   open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
   from uopcheck.fast.runner import load_scheduler
   for s in (scheduler, candidate):
@@ -183,7 +188,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
-  got: dict[str, set] = {"new": set(), "known": set(), "internal": set(), "flaky": set(), "external": set(), "emulated": set()}
+  got = buckets()
   lost: list[str] = []
   rechecks: list[LostCaseCheck] = []   # lost cases being re-run in a fresh process before they are filed
   restarts = 0
