@@ -32,3 +32,18 @@ def test_the_check_detector_kills_the_add_identity_mutant():
   rows = mutate.run(["reduce-add-identity"], ("check",), check_graphs=["matmul_relu_sum", "argmax"], progress=lambda s: None)
   assert rows[0].live == "live" and rows[0].caught_by == "check", rows[0]
   assert "matmul_relu_sum" in rows[0].detectors["check"]               # the failing graph is named
+
+def test_the_catalog_has_mutants_only_the_amd_path_can_see():
+  amd = [m for m in MUTANTS if m.device.startswith("MOCK+AMD")]
+  assert len(amd) >= 3 and len({m.layer for m in amd}) >= 3       # renderer, tensor cores, runtime: three AMD-only layers
+
+@pytest.mark.amd_emulated
+def test_an_amd_only_mutant_is_blind_on_cpu_and_killed_on_emulated_mi350x():
+  from uopcheck.fast.devices import mock_gpu_source, llvm22_library
+  import os
+  if mock_gpu_source() is None: pytest.skip("tinygrad's mock GPU (test/mockgpu) not found: set TINYGRAD_SRC or put ../shared/tinygrad-src beside the checkout")
+  if llvm22_library() is None and not os.environ.get("LLVM_PATH"): pytest.skip("gfx950 needs libllvm22 (make amdllvm) or LLVM_PATH")
+  rows = mutate.run(["amd-mfma-operands-swapped"], ("check",), check_graphs=["matmul_half"], progress=lambda s: None)
+  r = rows[0]
+  assert r.live == "live" and r.cpu_path == "blind" and r.device == "MOCK+AMD::gfx950", r     # wrong on the AMD path, right on the CPU
+  assert r.caught_by == "check" and "matmul_half" in r.detectors["check"], r

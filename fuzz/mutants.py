@@ -16,6 +16,7 @@ class Mutant:
   new: str
   witness: str       # sets ``got`` (from tinygrad) and ``want`` (numpy)
   what: str
+  device: str = ""   # "" = the CPU path; else the --device it runs on (e.g. MOCK+AMD::gfx950)
 
 MUTANTS: list[Mutant] = [
   # ** C renderer **
@@ -110,6 +111,23 @@ MUTANTS: list[Mutant] = [
   Mutant("runtime-copyout-short", "runtime", "runtime/ops_cpu.py", "ctypes.memmove(from_mv(dest), int(src.va_addr), len(dest))",
          "ctypes.memmove(from_mv(dest), int(src.va_addr), max(0, len(dest)-1))",
          "x = np.arange(1, 5, dtype=np.float32)\ngot = (Tensor(x) * 2).numpy(); want = x * 2", "a device->host copy drops its last byte"),
+  # ** the AMD path only (on tinygrad's mock GPU): the AMD LLVM renderer, MFMA tensor cores, the SDMA copy queue **
+  Mutant("amd-llvm-log2-exp2-swap", "AMD LLVM renderer", "renderer/llvmir.py",
+         'llvm_intrinsics = {Ops.SQRT: "sqrt", Ops.LOG2: "log2", Ops.EXP2: "exp2"}',
+         'llvm_intrinsics = {Ops.SQRT: "sqrt", Ops.LOG2: "exp2", Ops.EXP2: "log2"}',
+         "x = np.array([0.3, 1.7, 4.0], np.float32)\ngot = Tensor(x).exp2().numpy(); want = np.exp2(x)",
+         "the AMD LLVM renderer calls llvm.log2 for EXP2 and llvm.exp2 for LOG2", device="MOCK+AMD::gfx950"),
+  Mutant("amd-mfma-operands-swapped", "AMD tensor cores", "renderer/llvmir.py",
+         '    scaled = K == 128\n    args = [f"{ldt(w.dtype, w.max_numel())} {ctx[w]}" for w in wmma.src]',
+         '    scaled = K == 128\n    args = [f"{ldt(w.dtype, w.max_numel())} {ctx[w]}" for w in (wmma.src[1], wmma.src[0], *wmma.src[2:])]',
+         "a = ((np.arange(64*64) % 7 - 3) / 8).astype(np.float16).reshape(64, 64)\n"
+         "b = ((np.arange(64*64) * 3 % 5 - 2) / 8).astype(np.float16).reshape(64, 64)\n"
+         "got = (Tensor(a) @ Tensor(b)).numpy(); want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)",
+         "CDNA MFMA call gets its A and B operands swapped (MI350X tensor cores)", device="MOCK+AMD::gfx950"),
+  Mutant("amd-sdma-copy-short", "AMD runtime (SDMA)", "runtime/ops_amd.py",
+         "self.sdma.SDMA_PKT_COPY_LINEAR_COUNT_COUNT(step_copy_size - 1)", "self.sdma.SDMA_PKT_COPY_LINEAR_COUNT_COUNT(step_copy_size - 2)",
+         "x = np.arange(1, 17, dtype=np.float32)\ngot = (Tensor(x) * 2).numpy(); want = x * 2",
+         "an SDMA linear copy moves one byte too few", device="MOCK+AMD::gfx950"),
 ]
 
 BY_ID = {m.id: m for m in MUTANTS}

@@ -11,6 +11,10 @@ on stock and not under the mutant (a crash under the mutant counts as live). The
 - ``rules``: ``rules verify`` -- caught when a rule on the mutated line is refuted (only for rule files);
 - ``conformance``: a pytest subset (ALU, casts, movement, reductions, int semantics, kernels) -- caught when it fails.
 
+A mutant of one device's path (``Mutant.device``, e.g. the AMD backend on tinygrad's mock GPU) has its witness and every
+detector run on that device (``--device``; the conformance subset is then the emulated-AMD suite), and its witness also on
+the CPU path under the mutant: ``cpu path`` says ``blind`` when the CPU computes right there, so only that device can see it.
+
 The kill table lists each mutant, its layer, liveness, the detector that caught it and the seconds until it did."""
 from __future__ import annotations
 import json, os, pathlib, shutil, subprocess, sys, tempfile, time
@@ -22,6 +26,7 @@ from uopcheck.fuzz.mutants import Mutant, MUTANTS, BY_ID
 DETECTORS = ("check", "graph", "rules", "conformance")
 CONFORMANCE_SUBSET = ["conformance/test_alu.py", "conformance/test_cast.py", "conformance/test_movement.py", "conformance/test_reduce.py",
                       "conformance/test_int_semantics.py", "conformance/test_kernel.py"]
+DEVICE_CONFORMANCE_SUBSET = ["conformance/test_amd_emulated.py", "-m", "not slow"]   # the AMD path in emulation (gfx950 and RDNA3)
 RULE_FILES = {"uop/symbolic.py", "uop/divandmod.py", "uop/weak.py"}
 PROJECT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -33,6 +38,8 @@ class KillRow:
   caught_by: str = ""             # the first detector that caught it ("" = survived)
   seconds: float = 0.0            # from the first detector's start to the catch
   detectors: dict = field(default_factory=dict)   # detector -> "caught: ..." | "missed: ..." | "n/a" | "skipped"
+  device: str = ""                # the device the mutant's path runs on ("" = CPU)
+  cpu_path: str = ""              # device mutants: "blind" (the CPU witness under the mutant is right) | "sees"
 
 def tinygrad_dir() -> pathlib.Path:
   import importlib.util
@@ -81,18 +88,30 @@ import tinygrad
 print(_j.dumps({"same": bool(_same), "tinygrad": tinygrad.__file__}))
 """
 
-def witness(m:Mutant, site:pathlib.Path|None, cwd) -> tuple[bool|None, str]:
-  """(True: agrees with numpy, False: differs, None: crashed), and which tinygrad ran."""
-  code = "import numpy as np\nfrom tinygrad import Tensor, dtypes\n" + m.witness + WITNESS_TAIL
+ON_DEVICE = """
+import json as _j, sys as _s
+from uopcheck.spec.errors import SpecError as _SE
+from uopcheck.fast.devices import default_device as _dd
+try: _on_device = _dd({device!r}); _on_device.__enter__()   # held open for the whole witness
+except _SE as _e: print(_j.dumps({{"unavailable": str(_e)}})); _s.exit(0)
+"""
+
+def witness(m:Mutant, site:pathlib.Path|None, cwd, device:str|None=None) -> tuple[bool|None, str]:
+  """(True: agrees with numpy, False: differs, None: crashed), and which tinygrad ran; on ``device`` (default: the mutant's,
+  "" = the CPU path). A device that cannot run here is a SpecError (one line), never a crash of the mutant."""
+  device = m.device if device is None else device
+  code = (ON_DEVICE.format(device=device) if device else "") + "import numpy as np\nfrom tinygrad import Tensor, dtypes\n" + m.witness + WITNESS_TAIL
   rc, out = _run([sys.executable, "-c", code], env_for(site), cwd, 300)
   try: d = json.loads(out.strip().splitlines()[-1])
   except (ValueError, IndexError): return None, out[-300:]
+  if "unavailable" in d: raise SpecError(f"mutant {m.id}: {d['unavailable']}")
   return d["same"], d["tinygrad"]
 
 def _cli(args:list[str]) -> list[str]: return [sys.executable, "-m", "uopcheck.cli", *args]
+def _device_args(m:Mutant) -> list[str]: return ["--device", m.device] if m.device else []
 
 def detect_check(m, site, work, opts) -> tuple[bool, str]:
-  rc, out = _run(_cli(["check", *opts.get("check_graphs", [])]), env_for(site), work, opts.get("check_timeout", 900))
+  rc, out = _run(_cli(["check", *opts.get("check_graphs", []), *_device_args(m)]), env_for(site), work, opts.get("check_timeout", 900))
   fails = [ln.split()[0] for ln in out.splitlines() if ln.split()[1:2] == ["FAIL"]]
   return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
 
@@ -100,11 +119,11 @@ def detect_graph(m, site, work, opts) -> tuple[bool, str]:
   fdir = work / "graph-findings"
   minutes = opts.get("graph_minutes", 1.0)
   rc, out = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
-                       "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30"]), env_for(site), work, minutes * 60 + 240)
+                       "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30", *_device_args(m)]), env_for(site), work, minutes * 60 + 240)
   files = sorted(fdir.glob("graph-*.json"))
   if not files: return False, f"exit {rc}; no finding"
-  # a kill needs a program that passes on stock tinygrad: re-check every finding there
-  code = ("import json, sys\nfrom uopcheck.fuzz.graph import check_program\nok = []\n"
+  # a kill needs a program that passes on stock tinygrad (on the mutant's device): re-check every finding there
+  code = ((ON_DEVICE.format(device=m.device) if m.device else "") + "import json, sys\nfrom uopcheck.fuzz.graph import check_program\nok = []\n"
           "for f in sys.argv[1:]:\n  d = json.load(open(f))\n  ok.append(f if check_program(d['program']).ok else None)\n"
           "print(json.dumps([x for x in ok if x]))")
   rc2, out2 = _run([sys.executable, "-c", code, *map(str, files)], env_for(None), work, 600)
@@ -129,7 +148,8 @@ def detect_rules(m, site, work, opts) -> tuple[bool, str]:
   return bool(refuted), f"refuted {refuted[0]}" if refuted else f"no rule at {m.file}:{line - 4}..{line} refuted"
 
 def detect_conformance(m, site, work, opts) -> tuple[bool, str]:
-  rc, out = _run([sys.executable, "-m", "pytest", *CONFORMANCE_SUBSET, "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
+  subset = DEVICE_CONFORMANCE_SUBSET if m.device else CONFORMANCE_SUBSET
+  rc, out = _run([sys.executable, "-m", "pytest", *subset, "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
                  env_for(site), PROJECT, opts.get("conformance_timeout", 900))
   last = next((ln for ln in reversed(out.splitlines()) if ln.strip()), "")
   return rc not in (0, 5), f"exit {rc}: {last[:120]}"
@@ -150,7 +170,8 @@ def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detect
       under, which = witness(m, site, work)
       if under is not None and not which.startswith(str(site)): raise SpecError(f"mutant {m.id}: the witness ran {which}, not the private copy")
       live = "witness fails on stock" if stock is not True else "live" if under is False else "live (crash)" if under is None else "not live"
-      row = KillRow(m.id, m.layer, live)
+      row = KillRow(m.id, m.layer, live, device=m.device)
+      if m.device: row.cpu_path = "blind" if witness(m, site, work, device="")[0] is True else "sees"
       if live.startswith("live"):
         start = time.perf_counter()
         for d in detectors:
@@ -167,12 +188,13 @@ def score(rows:list[KillRow]) -> tuple[int, int]:
   live = [r for r in rows if r.live.startswith("live")]
   return sum(bool(r.caught_by) for r in live), len(live)
 
-COLUMNS = [Column("mutant", width=28), Column("layer", width=22), Column("live", width=12), Column("caught by", width=12),
+COLUMNS = [Column("mutant", width=28), Column("layer", width=22), Column("device", width=28), Column("live", width=12), Column("caught by", width=12),
            Column("s", width=6, align=">", fmt=".0f"), Column("details")]
 
 def result(rows:list[KillRow], extra:dict|None=None) -> Result:
   """the kill table: per mutant whether it is live and which detector caught it, and the mutation score"""
   table = Table(COLUMNS, [{"mutant": r.mutant, "layer": r.layer, "live": r.live, "s": r.seconds,
+                           "device": (r.device or "CPU") + (f" (CPU {r.cpu_path})" if r.cpu_path else ""),
                            "caught by": r.caught_by or ("SURVIVED" if r.live.startswith("live") else "-"),
                            "details": "; ".join(f"{d}: {v}" for d, v in r.detectors.items() if v not in ("skipped", "n/a"))[:160]} for r in rows])
   k, n = score(rows)
@@ -182,7 +204,7 @@ def result(rows:list[KillRow], extra:dict|None=None) -> Result:
 
 def main(args) -> int:
   if args.list:
-    for m in MUTANTS: print(f"{m.id:28s} {m.layer:22s} tinygrad/{m.file}:{check_applies(m)}  {m.what}")
+    for m in MUTANTS: print(f"{m.id:28s} {m.layer:22s} {m.device or 'CPU':16s} tinygrad/{m.file}:{check_applies(m)}  {m.what}")
     return 0
   if unknown := [i for i in (args.ids or []) if i not in BY_ID]: raise SpecError(f"unknown mutant(s) {unknown}; see uopcheck mutate --list")
   dets = tuple(d for d in args.detectors.split(",") if d)
