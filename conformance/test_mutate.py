@@ -41,7 +41,8 @@ def test_the_catalog_has_mutants_only_the_amd_path_can_see():
 def test_an_amd_only_mutant_is_blind_on_cpu_and_killed_on_emulated_mi350x():
   from uopcheck.fast.devices import mock_gpu_source, llvm22_library
   import os
-  if mock_gpu_source() is None: pytest.skip("tinygrad's mock GPU (test/mockgpu) not found: set TINYGRAD_SRC or put ../shared/tinygrad-src beside the checkout")
+  if mock_gpu_source() is None:
+    pytest.skip("tinygrad's mock GPU (test/mockgpu) not found: set TINYGRAD_SRC or put ../shared/tinygrad-src beside the checkout")
   if llvm22_library() is None and not os.environ.get("LLVM_PATH"): pytest.skip("gfx950 needs libllvm22 (make amdllvm) or LLVM_PATH")
   rows = mutate.run(["amd-mfma-operands-swapped"], ("check",), check_graphs=["matmul_half"], progress=lambda s: None)
   r = rows[0]

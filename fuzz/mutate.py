@@ -119,7 +119,8 @@ def detect_graph(m, site, work, opts) -> tuple[bool, str]:
   fdir = work / "graph-findings"
   minutes = opts.get("graph_minutes", 1.0)
   rc, out = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
-                       "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30", *_device_args(m)]), env_for(site), work, minutes * 60 + 240)
+                       "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30", *_device_args(m)]),
+                 env_for(site), work, minutes * 60 + 240)
   files = sorted(fdir.glob("graph-*.json"))
   if not files: return False, f"exit {rc}; no finding"
   # a kill needs a program that passes on stock tinygrad (on the mutant's device): re-check every finding there
