@@ -88,10 +88,15 @@ def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
   return dataclasses.replace(stock, wrong="both", summary=f"both schedulers: {stock.summary}")
 
 def normalized(desc:dict) -> str:
-  """A program with the run taken out: step kinds and functions, dtype classes (float/int/bool) -- no shapes, seeds, axes."""
+  """A program with the run taken out: step kinds and functions, dtype classes (float/int/bool) -- no shapes, seeds, axes,
+  and no dead steps (a step no output reads computes nothing the finding is about: ``x - x`` with an unread ``-x`` beside
+  it is the same bug as ``x - x``)."""
   cls = lambda d: "float" if is_float(d) else "bool" if d == "bool" else "int"
+  n_in = len(desc["inputs"])
+  live = set().union(*(_ancestors(desc, o) for o in desc["outputs"])) if desc["outputs"] else set()
   ins = ",".join(sorted({cls(i["dtype"]) for i in desc["inputs"]}))
-  steps = [f"{st_[0]}:{st_[1]}" if st_[0] in FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0] for st_ in desc["steps"]]
+  steps = [f"{st_[0]}:{st_[1]}" if st_[0] in FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0]
+           for k, st_ in enumerate(desc["steps"]) if n_in + k in live or st_[0] == "assign"]   # an assign acts unread
   return f"{ins}|{';'.join(steps)}" + ("|jit" if desc.get("jit") else "")
 
 def first_op(desc:dict, v:GraphVerdict) -> str:
@@ -118,6 +123,9 @@ def jit_cause(desc:dict, v:GraphVerdict) -> str:
   else the disagreeing op. One cause is one bug, whatever the program around it."""
   n_in = len(desc["inputs"])
   out = desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
+  x = out
+  while x >= n_in and desc["steps"][x - n_in][0] == "contiguous": x = desc["steps"][x - n_in][1]
+  if x < n_in: return "jit:view-of-input"     # contiguous() of a realized input makes no kernel: the output is the input
   x = out
   while x >= n_in and desc["steps"][x - n_in][0] in VIEW_STEPS: x = desc["steps"][x - n_in][1]
   if x < n_in: return "jit:view-of-input"

@@ -112,7 +112,7 @@ def _device_args(m:Mutant) -> list[str]: return ["--device", m.device] if m.devi
 
 def detect_check(m, site, work, opts) -> tuple[bool, str]:
   rc, out = _run(_cli(["check", *opts.get("check_graphs", []), *_device_args(m)]), env_for(site), work, opts.get("check_timeout", 900))
-  fails = [ln.split()[0] for ln in out.splitlines() if ln.split()[1:2] == ["FAIL"]]
+  fails = [ln.split()[0] for ln in out.splitlines() if ln.split()[1:2] in (["FAIL"], ["CRASH"], ["HANG"])]
   return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
 
 def detect_graph(m, site, work, opts) -> tuple[bool, str]:

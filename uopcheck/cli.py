@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse, os, pathlib, subprocess, sys, time
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
 from uopcheck.atomic import atomic_write_json
+from uopcheck.spec.errors import SpecError
 from uopcheck.runs import finish_run, report
 from uopcheck.results import Column, Table, Section, Result, RENDERERS, DEFAULT_KINDS, parse_kinds
 from uopcheck.results.render import TERM
@@ -29,40 +30,44 @@ def _cmd_check(args) -> int:
   if unknown:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
-  from uopcheck.fast.devices import default_device
+  if args.graph_timeout <= 0: raise SpecError(f"--graph-timeout must be positive, got {args.graph_timeout:g}")
   from uopcheck.fast import hcq2_active
-  with default_device(args.device, hcq2=False if args.no_hcq2 else None) as device:
-    args.hcq2 = hcq2_active()   # the path the device opened with (the mock GPU runs the plain one)
-    return _per_kernel(args, names) if args.per_kernel else _check_graphs(args, names, device)
+  if not args.per_kernel:
+    # the path the device opens with: the mock GPU runs the plain one (fast.devices.open_device)
+    args.hcq2 = not args.no_hcq2 and not args.device.startswith("MOCK+") and hcq2_active()
+    return _check_graphs(args, names)
+  from uopcheck.fast.devices import default_device
+  with default_device(args.device, hcq2=False if args.no_hcq2 else None):
+    args.hcq2 = hcq2_active()
+    return _per_kernel(args, names)
 
-def _check_graphs(args, names:list[str], device:str) -> int:
-  from uopcheck.check import catalog, harness
-  rows, failed, internal, reproducers = [], 0, 0, []
+def _check_graphs(args, names:list[str]) -> int:
+  """every graph checked in a supervised worker (uopcheck.check.supervised): a tinygrad exception, segfault or hang is
+  that graph's row, confirmed in plain tinygrad, and the table always completes"""
+  from dataclasses import asdict
+  from uopcheck.check import supervised
   table = Table(CHECK_COLUMNS)
   live = "term" in args.report
   if live: print(TERM.head(table), flush=True)
-  for n in names:
-    r = harness.check(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler, device=device)
-    err = max((c.max_abs_err for c in r.comparisons), default=0.0)
-    note = r.error if r.error else "; ".join(x for x in (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "",
-                                                        f"tensor cores in {r.tensor_core_kernels}" if r.tensor_core_kernels else "") if x)
-    rows.append({"graph": n, "ok": r.ok, "kernels": r.kernels, "ref_s": r.ref_s, "fast_s": r.fast_s, "max_abs_err": err, "error": r.error,
-                 "tensor_core_kernels": r.tensor_core_kernels, "device": device})
-    table.rows.append({"graph": n, "result": "PASS" if r.ok else "FAIL", "kernels": r.kernels, "ref ms": r.ref_s * 1e3,
-                       "fast ms": r.fast_s * 1e3, "max abs err": err, "notes": note})
+  def on_row(r:supervised.GraphRow) -> None:
+    table.rows.append({"graph": r.graph, "result": r.result, "kernels": r.kernels, "ref ms": r.ref_s * 1e3, "fast ms": r.fast_s * 1e3,
+                       "max abs err": r.max_abs_err, "notes": r.note})
     if live: print(TERM.row(table, table.rows[-1]), flush=True)   # each graph's line as soon as it is checked
-    if not r.ok:
-      failed += 1
-      internal += r.failed_in in ("reference", "build")  # uopcheck's own reference (or graph) failed: not a tinygrad finding
-      if r.reproducer: reproducers += r.reproducer.splitlines()
+  try: got = supervised.check_graphs(names, args.device, args.hcq2, args.scheduler, args.graph_timeout, on_row)
+  except supervised.UsageError as e: raise SpecError(str(e)) from None
+  rows = [{k: v for k, v in {**asdict(r), "ok": r.ok}.items() if k not in ("reproducer", "extra")} for r in got]
+  reproducers = [ln for r in got for ln in r.reproducer.splitlines()]
+  failed, internal = sum(r.tinygrads for r in got), sum(r.result == "INTERNAL" for r in got)
   res = Result("check", "uopcheck check: ref vs fast on real model graphs", rows, tables=[table],
-               summary=[f"{len(names) - failed}/{len(names)} graphs agree (ref vs fast on {args.device}, "
-                        f"{'HCQ2' if args.hcq2 else 'plain'} path, "
-                        f"scheduler={args.scheduler or 'tinygrad rangeify'})"],
+               summary=[f"{sum(r.ok for r in got)}/{len(names)} graphs agree (ref vs fast on {args.device}, "
+                        f"{'HCQ2' if args.hcq2 else 'plain'} path, scheduler={args.scheduler or 'tinygrad rangeify'})"] +
+                       ([f"{failed} tinygrad finding(s): FAIL = wrong values, CRASH/HANG = confirmed by plain tinygrad in a fresh process"]
+                        if failed else []) +
+                       ([f"{internal} uopcheck-internal row(s): uopcheck's own reference, builder or capture failed there"] if internal else []),
                sections=[Section("reproducers", reproducers)] if reproducers else [])
   report(args, res, "check", live=live)
   if args.json: atomic_write_json(pathlib.Path(args.json), rows)
-  return exit_code(new=failed - internal, internal=internal)
+  return exit_code(new=failed, internal=internal)
 
 CHECK_COLUMNS = [Column("graph", width=24), Column("result", width=6), Column("kernels", width=7, align=">"),
                  Column("ref ms", width=9, align=">", fmt=".2f"), Column("fast ms", width=9, align=">", fmt=".1f"),
@@ -241,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
+  c.add_argument("--graph-timeout", type=float, default=900.0, help="seconds one graph may take before it is a HANG row (default 900)")
   c.add_argument("--device", default="CPU", help="where the fast path runs: CPU (default), AMD, MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; "
                  "one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
