@@ -56,3 +56,19 @@ def test_a_graph_past_its_time_limit_is_a_hang_row(tmp_path):
 def test_a_crash_plain_tinygrad_does_not_share_is_uopchecks_for_that_row_only():
   row = supervised._settle(supervised.GraphRow("matmul", "CRASH", "CPU", error="crash: KeyError: injected"), None, True, 300)
   assert row.result == "INTERNAL" and row.confirmed == "returns" and "only under uopcheck's capture" in row.note
+
+SPLIT = "sub_axis = (new_rng * old_sz + replaced_rng) if top else (replaced_rng * amount + new_rng)"
+
+def test_per_kernel_blame_names_the_optimizer_apart_from_the_scheduler(tmp_path):
+  """a wrong axis split in the kernel optimizer (codegen/opt/postrange.py shift_to) is codegen's: the same graph agrees
+  with NOOPT=1, and the verdict says the optimizer (it once said 'scheduler' for such a bug)"""
+  site = tmp_path / "site"
+  shutil.copytree(tinygrad_dir(), site / "tinygrad", ignore=shutil.ignore_patterns("__pycache__"))
+  f = site / "tinygrad" / "codegen/opt/postrange.py"
+  assert f.read_text().count(SPLIT) == 1
+  f.write_text(f.read_text().replace(SPLIT, SPLIT.replace("replaced_rng * amount + new_rng", "replaced_rng * (amount - 1) + new_rng")))
+  env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "CACHELEVEL": "0", "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+  p = subprocess.run([sys.executable, "-m", "uopcheck.cli", "check", "embedding", "--per-kernel", "--report", "term"], capture_output=True,
+                     text=True, cwd=ROOT, env=env, timeout=600)
+  verdict = next(ln for ln in p.stdout.splitlines() if ln.startswith("verdict:"))
+  assert p.returncode == 1 and "the kernel optimizer, codegen/opt" in verdict, p.stdout[-2000:] + p.stderr[-1000:]

@@ -75,16 +75,19 @@ CHECK_COLUMNS = [Column("graph", width=24), Column("result", width=6), Column("k
 
 def _per_kernel(args, names) -> int:
   from uopcheck.check import catalog
-  from uopcheck.check.kernel import check_per_kernel
+  from uopcheck.check.kernel import check_per_kernel, PerKernelResult
   failed = internal = 0
   results, verdicts = [], []
   for n in names:
-    r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler)
+    try: r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler)
+    except SpecError: raise
+    except Exception as e:   # uopcheck's own blame failed on this graph: its row says so, the other graphs are still checked
+      r = PerKernelResult(n, hcq2=args.hcq2, blame="uopcheck-internal", message=f"the per-kernel check failed: {type(e).__name__}: {e}"[:300])
     results.append(x := r.result(args.scheduler))
     verdicts.append(f"{x.title}: verdict: {r.verdict()}")
     if "term" in args.report: print(f"== {x.title}\n{TERM.render(x)}\n", flush=True)
     failed += not r.ok
-    internal += r.blame == "reference"
+    internal += r.blame in ("reference", "uopcheck-internal")
   res = Result("check", "uopcheck check --per-kernel: each kernel and stage, ref vs fast", [x.data for x in results],
                tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables], summary=verdicts)
   report(args, res, "check", live=True)

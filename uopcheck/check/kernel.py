@@ -158,16 +158,37 @@ def triage_runtime(step:Step, log:StepLog, hcq2:bool) -> str:
   for a in args: restore(a, _last_after(log, a))
   return "codegen" if other == step.after else "runtime"
 
-def check_per_kernel(build:Callable[[], Any], name:str="case", hcq2:bool=True, scheduler=None) -> PerKernelResult:
-  """Realize the graph ``build`` makes one kernel at a time and check every stage (see the module docstring)."""
+OPTIMIZER = "codegen (the kernel optimizer, codegen/opt: the graph agrees with NOOPT=1)"
+
+def check_per_kernel(build:Callable[[], Any], name:str="case", hcq2:bool=True, scheduler=None, triage_opt:bool=True) -> PerKernelResult:
+  """Realize the graph ``build`` makes one kernel at a time and check every stage (see the module docstring). A graph
+  blamed on the scheduler or codegen is checked again with tinygrad's kernel optimizer off (``NOOPT=1``): agreeing then,
+  the optimizer (``codegen/opt``: axis splits, upcasts, locals) is to blame -- it rewrites each kernel's AST after the
+  scheduler, so a wrong split shows up as a wrong chain, not as a kernel that disagrees with its own AST."""
+  res = _check_per_kernel(build, name, hcq2, scheduler)
+  if triage_opt and res.blame in ("scheduler", "codegen"):
+    from tinygrad.helpers import Context
+    with Context(NOOPT=1): plain = _check_per_kernel(build, name, hcq2, scheduler)
+    if plain.ok: res.blame, res.notes = OPTIMIZER, res.notes + [f"with NOOPT=1 every stage agrees ({len(plain.kernels)} kernels)"]
+  return res
+
+def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -> PerKernelResult:
   res = PerKernelResult(name, hcq2=hcq2)
-  out = build()
+  def crashed(e:Exception, where:str) -> PerKernelResult:   # tinygrad raised: its crash, not a stage verdict
+    res.blame, res.message = "crash", f"tinygrad raised while {where}: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+    return res
+  try: out = build()
+  except SpecError: raise
+  except Exception as e: return crashed(e, "building the graph")
   tensors = out if isinstance(out, list) else [out]
   root = UOp.sink(*[t.uop for t in tensors])
   ref_out = TensorInterpreter(load_inputs(root)).run(root)
   fr, log = FastResult([], hcq2=hcq2), StepLog()
-  with hcq2_mode(hcq2), capture(fr, load_scheduler(scheduler)), stepping(log):
-    Tensor.realize(*tensors)
+  try:
+    with hcq2_mode(hcq2), capture(fr, load_scheduler(scheduler)), stepping(log):
+      Tensor.realize(*tensors)
+  except SpecError: raise
+  except Exception as e: return crashed(e, "realizing")
   try: check_stages(fr)  # tinygrad's structural spec on the kernel graph, each kernel AST and each program
   except SpecError as e:
     res.blame, res.message = "spec", str(e)
