@@ -107,7 +107,7 @@ def first_op(desc:dict, v:GraphVerdict) -> str:
   st_ = desc["steps"][out - n_in]
   return f"{st_[0]}:{st_[1]}" if st_[0] in FNS else st_[0]
 
-VIEW_STEPS = {"reshape", "permute", "flip", "shrink", "expand", "bitcast"}
+VIEW_STEPS = {"reshape", "permute", "flip", "shrink", "expand", "pad", "bitcast"}   # movement only: TinyJit may capture no kernel of its own
 
 def _ancestors(desc:dict, vid:int) -> set[int]:
   n_in, seen, todo = len(desc["inputs"]), set(), [vid]
