@@ -74,3 +74,5 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
   pytest.uopcheck_scheduler = config.getoption("--scheduler")
+  from uopcheck.fast.runner import open_cpu_queues
+  open_cpu_queues()   # tinygrad's stale queue counter would hang a later test (fast/runner.py says why)

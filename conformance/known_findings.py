@@ -59,10 +59,11 @@ GRAPH_FINDINGS = [
   GraphFinding("int16 (x*16384)//16", _narrow([-6, -5, 3, 100], "int16", lambda t: (t * 16384) // 16),
                "the same on int16: rendered as (val0<<14)>>4 in C int, -6*16384 never wraps to -32768 (CPU -6144, DEV=PYTHON -2048)."),
   GraphFinding("uint8 (x+100)<100", _narrow([200, 1, 155, 156], "uint8", lambda t: (t + 100) < 100),
-               "unsigned narrow arithmetic consumed in the same kernel does not wrap either (the C renderer's integer promotion, "
-               "renderer/cstyle.py:141; conformance/plain_reproducers.py): 200+100 compares as 300, not 44 (HCQ2 on or off)."),
+               "uint8 (x+100) < 100 is folded to False: symbolic.py:257 folds a compare whose vmin == vmax, and vmin/vmax of ADD "
+               "ignore wrap-around (conformance/plain_reproducers.py). The spec and numpy: 200+100 wraps to 44 < 100, True."),
   GraphFinding("uint8 (x+100) widened", _narrow([200, 1, 155, 156], "uint8", lambda t: (t + 100).cast(dtypes.int32)),
-               "the same consumed by a widening cast: (uint8 200 + 100).cast(int32) is 300, the spec and numpy say 44."),
+               "unsigned narrow arithmetic consumed by a widening cast in the same kernel does not wrap: the C renderer's "
+               "(int)((val0+(unsigned char)100u)) promotes to int (renderer/cstyle.py:141): 300, the spec and numpy say 44."),
   GraphFinding("uint16 sum(x+10000)", _narrow([60000, 1, 55536], "uint16", lambda t: (t + 10000).cast(dtypes.int32).sum()),
                "the same in a reduction: sum of (uint16 x + 10000) widened to int32 adds the unwrapped 70000."),
   GraphFinding("uint32 (x+1)<255", _narrow([4294967295, 3, 254, 253], "uint32", lambda t: (t + 1) < 255),

@@ -39,14 +39,31 @@ def run_plain(r:PlainReproducer, env:dict) -> Outcome:
   last = (out.strip().splitlines() or [""])[-1]
   return Outcome(p.returncode == 0 and last == "RIGHT", False, f"exit {p.returncode}: {last[:200]} {err.strip()[-300:]}")
 
-_UINT8_WRAP = """
+_UINT8_COMPARE = """
+import numpy as np
+from tinygrad import Tensor
+a = np.array([200, 1], np.uint8)
+got = ((Tensor(a) + 100) < 100).numpy(); want = (a + np.uint8(100)) < 100
+print(f"{got} (numpy {want})")
+print("RIGHT" if np.array_equal(got, want) else "WRONG")
+"""
+
+_UINT8_CONST_FOLD = """
 import numpy as np
 from tinygrad import Tensor, dtypes
-a = np.array([200, 1], np.uint8)
-got_cmp = ((Tensor(a) + 100) < 100).numpy(); want_cmp = (a + np.uint8(100)) < 100
-got_cast = ((Tensor(a) * 0 + 200) * 2).float().numpy(); want_cast = ((a * np.uint8(0) + np.uint8(200)) * np.uint8(2)).astype(np.float32)
-print(f"cmp {got_cmp} (numpy {want_cmp}); widened {got_cast} (numpy {want_cast})")
-print("RIGHT" if np.array_equal(got_cmp, want_cmp) and np.array_equal(got_cast, want_cast) else "WRONG")
+x = Tensor(np.array([1, 2], np.uint8))
+got = ((x * 0 + 200) * 2).float().numpy(); want = np.full(2, (200 * 2) % 256, np.float32)
+print(f"{got} (numpy {want})")
+print("RIGHT" if np.array_equal(got, want) else "WRONG")
+"""
+
+_UINT8_WIDENED = """
+import numpy as np
+from tinygrad import Tensor, dtypes
+b = np.array([100, 1], np.uint8)
+got = (Tensor(b) + 200).cast(dtypes.int32).numpy(); want = (b + np.uint8(200)).astype(np.int32)
+print(f"{got} (numpy {want})")
+print("RIGHT" if np.array_equal(got, want) else "WRONG")
 """
 
 _JIT_LOOP_CARRIED = """
@@ -72,15 +89,26 @@ print("RIGHT" if np.array_equal(got, np.full((2,), 200, np.uint8).view(np.int8))
 
 REPRODUCERS = [
   PlainReproducer(
-    "uint8-overflow-consumed-in-kernel", _UINT8_WRAP, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
-    "uint8 arithmetic that overflows and is consumed in the same kernel does not wrap (HCQ2=1 and HCQ2=0 alike): "
-    "(a + 100) < 100 at a=200 is False (numpy: 44 < 100, True); ((x*0 + 200) * 2).float() is 400.0 (numpy 144.0). "
-    "The same holds for int8/uint16/int16 and for a reduction or widening cast of the overflowed value.",
-    "renderer/cstyle.py:141 (CStyleLanguage.code_for_op: Ops.ADD/MUL render as plain C `(a+b)`, `(a*b)`): C promotes "
-    "unsigned char/short operands to int, and the renderer inlines the expression into its consumer without a cast back "
-    "to the narrow type, so the wrap happens only where a value is stored to a narrow buffer. The AMD LLVM renderer "
-    "(`add i8`) wraps. Same root cause as the shipped signed int8/int16 graph findings, here unsigned and consumed by a "
-    "comparison or a widening cast.", tags=("codegen", "C renderer")),
+    "uint8-overflow-compare-folded", _UINT8_COMPARE, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
+    "(a + 100) < 100 on uint8 a = 200 is False; numpy (and the spec) wrap a + 100 to 44, so it is True. The kernel is a "
+    "constant store of 0.",
+    "uop/symbolic.py:257 folds a CMPLT whose vmin == vmax to a constant, and uop/ops.py's vmin/vmax of ADD ignore "
+    "wrap-around (uint8 x + 100 has bounds [100, 355], so (x+100) < 100 is 'always False'). Same cause as the shipped "
+    "symbolic finding at symbolic.py:257 ((a+127)//5 on int8).", tags=("symbolic", "vmin/vmax")),
+  PlainReproducer(
+    "uint8-constant-fold-no-wrap", _UINT8_CONST_FOLD, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
+    "((x*0 + 200) * 2).float() on uint8 is 400.0; numpy (and the spec) wrap 200 * 2 to 144.",
+    "uop/symbolic.py:38 fold_const_alu folds constant ALU with exec_alu(..., truncate_output=False): CONST(uint8, 200) * 2 "
+    "becomes CONST(uint8, 400), a uint8 constant the dtype cannot hold, and its cast to float gives 400.0.",
+    tags=("symbolic", "constant folding")),
+  PlainReproducer(
+    "uint8-overflow-widened-in-kernel", _UINT8_WIDENED, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
+    "(b + 200).cast(int32) on a realized uint8 b = 100 is 300; numpy (and the spec) wrap to 44. The same for int8/uint16/"
+    "int16, and for a reduction of the widened value.",
+    "renderer/cstyle.py:141 (CStyleLanguage.code_for_op ADD/MUL render plain C `(a+b)`): the kernel is "
+    "`(int)((val0+((unsigned char)(200u))))`, and C promotes the unsigned char operands to int, so the sum is never "
+    "wrapped to 8 bits before the cast (only a store to a narrow buffer wraps). Same cause as the signed int8/int16 graph "
+    "findings in known_findings.py.", tags=("codegen", "C renderer")),
   PlainReproducer(
     "tinyjit-loop-carried-state-hcq2", _JIT_LOOP_CARRIED, ({"HCQ2": "1"},), {"HCQ2": "0"},
     "TinyJit fed its own output (x = f(x), f(x) = (x.T*2+1).contiguous().realize()) is wrong from the first replay on "

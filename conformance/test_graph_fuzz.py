@@ -41,7 +41,7 @@ def test_graph_generator_reaches_every_feature():
   TinyJit, and (large profile) programs of >= 30 steps and >= 1M elements."""
   from uopcheck.fuzz.program import ID_FIELDS, INPUT_KINDS, DTYPES, numel
   seen, sizes = set(), []
-  @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+  @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
   @given(programs(), programs(profile="large"))
   def collect(small, large):
     for d in (small, large):
@@ -49,6 +49,10 @@ def test_graph_generator_reaches_every_feature():
       seen.update(f"kind:{i['kind']}" for i in d["inputs"]); seen.update(f"dtype:{i['dtype']}" for i in d["inputs"])
       seen.update(f"dtype:{s[2]}" for s in d["steps"] if s[0] == "cast")
       seen.update(f"device:{i['device']}" for i in d["inputs"]); seen.update("jit" for _ in range(bool(d.get("jit"))))
+      seen.update("jit-carry" for _ in range(bool(d.get("carry"))))
+      for k, (s, nxt) in enumerate(zip(d["steps"], d["steps"][1:])):   # narrow-int overflow read in the same kernel by a compare or a cast
+        if s[0] == "const" and s[1] in ("add", "mul") and len(d["inputs"]) + k in [nxt[f] for f in ID_FIELDS[nxt[0]]]:
+          seen.add("overflow-lt" if nxt[:2] == ["const", "lt"] else f"overflow-{nxt[0]}")
       n_in, sharded = len(d["inputs"]), set()
       for k, s in enumerate(d["steps"]):   # a sharded value that goes on through another step (and which kind of shard)
         srcs = [s[f] for f in ID_FIELDS[s[0]]]
@@ -57,7 +61,8 @@ def test_graph_generator_reaches_every_feature():
     sizes.append((len(large["steps"]), max(numel(i["shape"]) for i in large["inputs"])))
   collect()
   want = {f"step:{k}" for k in ID_FIELDS} | {f"kind:{k}" for k in INPUT_KINDS} | {f"dtype:{d}" for d in DTYPES if d != "bool"} | \
-         {"device:CPU", "device:CPU:1", "jit", "shard:split", "shard:replicate", "sharded-reduce", "sharded-binary", "sharded-copy"}
+         {"device:CPU", "device:CPU:1", "jit", "jit-carry", "shard:split", "shard:replicate", "sharded-reduce", "sharded-binary", "sharded-copy",
+          "overflow-lt", "overflow-cast"}
   assert want <= seen, sorted(want - seen)
   assert max(s for s, _ in sizes) >= 30 and max(n for _, n in sizes) >= 1 << 20, max(sizes)
 
@@ -158,3 +163,37 @@ def test_graph_replay_finding(path, finding):
   # in a fresh interpreter: a crash mid-realize can leave the CPU device's HCQ2 queue waiting on a signal that never comes,
   # and every later test in this process would then fail with "CPU hang detected"
   assert program_ok(finding["program"])["ok"], finding["summary"]
+
+CARRIED = {"inputs": [{"shape": [4, 4], "dtype": "float32", "seed": 3, "kind": "normal", "device": "CPU"}],
+           "steps": [["permute", 0, [1, 0]], ["const", "mul", 1, 2.0], ["const", "add", 2, 1.5], ["contiguous", 3]], "outputs": [4],
+           "jit": 4, "carry": [[0, 0]]}
+
+def test_graph_loop_carried_jit_state_is_checked_and_signed_by_its_cause():
+  """x = f(x) under TinyJit (carry): the replay is handed the Tensor the previous call returned. Under HCQ2 tinygrad 0.14.0
+  reads the buffer it is writing (conformance/plain_reproducers.py); the same program without carry is right."""
+  got = run_isolated("import json\nfrom uopcheck.fuzz.graph import check_program, finalize\nfrom uopcheck.fuzz.program import without_jit\n"
+                     f"d = json.loads({json.dumps(json.dumps(CARRIED))})\nv = check_program(d)\nf = finalize(d, v)\n"
+                     "plain = {k: x for k, x in d.items() if k != 'carry'}\n"
+                     "print(json.dumps([v.ok, v.summary, f['blame'], check_program(plain).ok, check_program(without_jit(d)).ok]))")
+  ok, summary, blame, fresh_inputs_ok, unjitted_ok = got
+  assert not ok and summary.startswith("TinyJit call 2 (replay)") and blame.startswith("runtime (TinyJit"), got
+  assert fresh_inputs_ok and unjitted_ok
+
+def test_graph_carry_is_validated_as_data():
+  from uopcheck.fuzz.program import validate_program
+  for bad in ({**CARRIED, "jit": 0}, {**CARRIED, "carry": [[1, 0]]}, {**CARRIED, "carry": [[0, 5]]}, {**CARRIED, "carry": [[0, 0], [0, 0]]},
+              {**CARRIED, "carry": "0,0"}, {**CARRIED, "carry": [[0, "0"]]}):
+    with pytest.raises(SpecError, match="malformed program description"): validate_program(bad)
+  validate_program(CARRIED)
+
+def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
+  """one bug, one signature: an unread step beside x - x, and a TinyJit output that is contiguous() or pad() of an input,
+  sign as the shipped findings do (they were filed as new by a stock campaign before)"""
+  from uopcheck.fuzz.graph import normalized, jit_cause, GraphVerdict
+  base = {"inputs": [{"shape": [5], "dtype": "float64", "seed": 1, "kind": "nan", "device": "CPU"}], "outputs": [2]}
+  assert normalized({**base, "steps": [["unary", "neg", 0], ["binary", "sub", 0, 0]]}) == normalized({**base, "steps": [["binary", "sub", 0, 0]],
+                                                                                                      "outputs": [1]})
+  v = GraphVerdict(False, "mismatch", output=0)
+  for steps in ([["contiguous", 0]], [["reshape", 0, [5, 1]], ["pad", 1, [[0, 1], [0, 0]]]]):
+    assert jit_cause({**base, "steps": steps, "outputs": [len(steps)], "jit": 3}, v) == "jit:view-of-input"
+  assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 1]], "outputs": [2], "jit": 3}, v) != "jit:view-of-input"

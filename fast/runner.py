@@ -66,6 +66,21 @@ _TINYGRAD_GET_KERNEL_GRAPH = tg_schedule.get_kernel_graph
 
 def hcq2_active() -> bool: return bool(getenv("HCQ2"))
 
+def open_cpu_queues(devices:tuple[str, ...]=("CPU", "CPU:1")) -> None:
+  """The one place uopcheck works around tinygrad 0.14.0's stale HCQ2 queue counter (shipped as the plain reproducer
+  ``hcq2-stale-queue-counter-hang``, conformance/plain_reproducers.py): the CPU device creates each HCQ2 queue worker
+  (COMPUTE:0, SUBMIT:0) on first use and takes its put/sys/done counters from the LRU allocator unzeroed, so a freed
+  8-byte buffer with data in it makes that queue's first submit wait forever -- in a long process (the suite, a campaign
+  worker) whenever a queue is first used after such a free. Creating the queues first, through tinygrad's own
+  ``CPUDevice.worker``, gives them fresh zeroed memory; tinygrad's code is not changed. Called once per process by
+  conformance/conftest.py, graph-campaign workers (one machine and cluster), lost-case re-runs and ``check``'s worker."""
+  if not hcq2_active(): return
+  from tinygrad import Device
+  for d in devices:
+    dev = Device[d]
+    for q in ("COMPUTE:0", "SUBMIT:0"):
+      if hasattr(dev, "worker"): dev.worker(q)
+
 @contextlib.contextmanager
 def hcq2_mode(enabled:bool):
   """Run with tinygrad's HCQ2 path on or off. tinygrad reads HCQ2 through a cached getenv at import; this

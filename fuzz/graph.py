@@ -45,12 +45,24 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
   build_from(desc, [make_input(i) for i in desc["inputs"]], var_sizes=sizes)   # each symreduce's axis size (lazy: nothing runs)
   keys = sorted(sizes)
   jitted = TinyJit(lambda *xs: [t.realize() for t in build_from(desc, list(xs[:n_in]), binds=dict(zip(keys, xs[n_in:])))])
+  carry: dict[int, int] = {k: o for o, k in desc.get("carry", [])}
+  returned: list = []
   for c in range(desc["jit"]):
     binds = [Variable(f"n{k}", 1, sizes[k]).bind(bound_size(desc["steps"][k][3], sizes[k], c)) for k in keys]
-    def realize(_graph, c:int=c, binds:list=binds):
-      def call() -> list: return jitted(*[make_input(i, c) for i in desc["inputs"]], *binds)
-      return fast.run_fn(call, scheduler=scheduler)
-    v = _verdict(harness.check(functools.partial(build_program, desc, c), f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
+    # loop-carried state: input k of this call is the very Tensor the previous call returned as output o (x = f(x)); the
+    # reference gets a copy of it (its own Tensors: an assign step rebinds the Tensors it is built on)
+    carried = {k: returned[carry[k]] for k in carry} if c else {}
+    if any((x.shape, x.dtype) != (tuple(desc["inputs"][k]["shape"]), DTYPES[desc["inputs"][k]["dtype"]]) for k, x in carried.items()):
+      raise SpecError(f"malformed program description: carry {desc['carry']}: an output does not match the input it feeds")
+    def inputs(c:int, carried:dict, copy:bool) -> list:
+      return [(carried[k].clone().realize() if copy else carried[k]) if k in carried else make_input(i, c) for k, i in enumerate(desc["inputs"])]
+    def realize(_graph, c:int=c, binds:list=binds, carried:dict=carried):
+      def call() -> list:
+        returned[:] = jitted(*inputs(c, carried, False), *binds)
+        return returned
+      return fast.run_fn(call, scheduler=scheduler, hcq2=fast.hcq2_active())
+    build = (lambda c=c, carried=carried: build_from(desc, inputs(c, carried, True), c)) if carried else functools.partial(build_program, desc, c)
+    v = _verdict(harness.check(build, f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
     if not v.ok:
       call = ['run', 'capture'][c] if c < 2 else 'replay'
       return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}")
@@ -65,6 +77,8 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
   except Exception as e:
     if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
       return _check_with(without_jit(desc), scheduler)
+    if type(e).__name__ == "JitError" and "args mismatch" in str(e) and desc.get("carry"):   # TinyJit refuses, by design, an input
+      return GraphVerdict(False, "uopcheck-internal", "carry fed TinyJit a view of its own output: not a program (generator)")  # whose view changed
     return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], emulator=_in_emulator(e))
 
 def _in_emulator(e:BaseException) -> bool:
@@ -118,10 +132,11 @@ def _ancestors(desc:dict, vid:int) -> set[int]:
   return seen
 
 def jit_cause(desc:dict, v:GraphVerdict) -> str:
-  """What a TinyJit failure turns on, for its signature: an output that is only movement ops over a jit input (tinygrad
-  may make no kernel for it, and replay returns the captured call's buffer), an assign inside the jitted function, or
-  else the disagreeing op. One cause is one bug, whatever the program around it."""
+  """What a TinyJit failure turns on, for its signature: loop-carried state (an output fed back as an input), an output
+  that is only movement ops over a jit input (tinygrad may make no kernel for it, and replay returns the captured call's
+  buffer), an assign inside the jitted function, or else the disagreeing op. One cause is one bug, whatever the program around it."""
   n_in = len(desc["inputs"])
+  if desc.get("carry"): return "jit:carried"    # an output fed back as an input (x = f(x)): the replay's input and output alias
   out = desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
   x = out
   while x >= n_in and desc["steps"][x - n_in][0] == "contiguous": x = desc["steps"][x - n_in][1]

@@ -84,7 +84,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
   takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure."""
-  from uopcheck.fast.runner import on_compiled
+  from uopcheck.fast.runner import on_compiled, open_cpu_queues
+  open_cpu_queues()   # before any case frees a buffer (see its docstring)
   db = open_example_db(db_dir)
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
@@ -112,8 +113,9 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
                    (desc, v))
   def finish(f:Failure) -> None:
     desc, v = f.case
-    late = time.perf_counter() > deadline  # past the budget: save without the per-kernel blame
-    d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late else None)
+    late = time.perf_counter() > deadline
+    # past the budget: save without the per-kernel blame (a crash's blame costs nothing: it is the crash)
+    d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind != "crash" else None)
     _record(stats, d, known, findings_dir, events, sink)
     if publish is not None: publish({"pending": None})
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)

@@ -6,7 +6,9 @@ or reduction on the merged axis), broadcasting binary and ternary ops, reduction
 dtype), reductions over a Variable-bounded prefix, casts (float->int clipped into range: the spec leaves out-of-range
 casts undefined), narrowing int casts whose value is used again beside the wide one, bitcasts of inputs, matmul, cumsum,
 gather, scatter through a permutation (no two writes to one place), setitem, assign to an input, copies between two
-devices, sharding over both (split along an even axis, or replicated), and TinyJit capture and replay.
+devices, sharding over both (split along an even axis, or replicated), narrow-int arithmetic that overflows and is
+consumed in the same kernel (by a compare, a widening cast or a reduction of the widened value), and TinyJit capture and
+replay -- with loop-carried state some of the time (``carry``: an output fed back as the next call's input, x = f(x)).
 Inputs come from edge distributions too: all negative, all -inf (or the int
 minimum), NaN-heavy, dtype extremes, denormals.
 
@@ -24,6 +26,7 @@ class Profile:
   dims: tuple[int, ...]
   max_ndim: int
   jit_chance: float = 0.1      # a program runs through TinyJit (3 calls: run, capture, replay)
+  carry_chance: float = 0.4    # a jitted program feeds an output back as an input (x = f(x), 4 calls) when one fits
   device_chance: float = 0.1   # an input lives on the second device
 
 PROFILES = {
@@ -38,7 +41,9 @@ ITEMSIZE = {d: DTYPES[d].itemsize for d in DTYPES}
 CONSTS = [2, 4, 8, 16, 1, 3, 5, 7, 0, -1, -2, -4, -3, 15, 17, 32, 64, 127, 128, 255, 256]
 KINDS = ["unary", "binary", "binary", "const", "const", "flip", "where", "reduce", "movement", "movement", "cast", "narrow", "bitcast", "matmul",
          "cumsum", "contiguous",
-         "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce", "shard"]
+         "gather", "scatter", "setitem", "assign", "symreduce", "copy", "merge", "split_reduce", "shard", "overflow"]
+NARROW_INTS = ("int8", "uint8", "int16", "uint16")   # C promotes these to int: an inlined overflow can escape its wrap
+CARRY_REFUSED = {"reshape", "permute", "flip", "shrink", "expand", "bitcast", "contiguous", "assign", "copy", "shard"}   # outputs never fed back
 # what a sharded value (device "shard:AXIS", AXIS -1 when copied to both devices) may go through: tinygrad refuses
 # movement on a sharded axis (pad, flip), so a sharded value only meets elementwise ops, reductions and a copy back
 SHARDED_OK = {"unary", "binary", "const", "where", "reduce", "cast", "narrow", "contiguous", "copy"}
@@ -204,6 +209,18 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     elif kind == "copy":
       nd_ = "CPU:1" if dev == "CPU" else "CPU"
       add(["copy", i, nd_], s, d, nd_)
+    elif kind == "overflow" and d in NARROW_INTS:   # wraps in the dtype, then is read in the same kernel before any store
+      hi = DTYPES[d].max
+      fn = draw(st.sampled_from(["add", "mul"]))
+      c = draw(st.sampled_from([hi // 2 + 1, hi, 100, 200] if fn == "add" else [2, 3, 16, 128]))
+      if not DTYPES[d].min <= c <= hi: continue
+      k = add(["const", fn, i, c], s, d, dev)
+      use = draw(st.sampled_from(["lt", "widen", "sum"]))
+      if use == "lt": add(["const", "lt", k, draw(st.sampled_from([100, c]))], s, "bool", dev)
+      else:
+        nd = draw(st.sampled_from(["int32", "float32", "int64"])) if use == "widen" else "int32"
+        w = add(["cast", k, nd], s, nd, dev)
+        if use == "sum": add(["reduce", "sum", w, list(range(len(s))), False], (), nd, reduced_device(dev, list(range(len(s))), False))
     elif kind == "shard":   # split an axis of even length over CPU and CPU:1, or copy the value to both
       ax = draw(st.sampled_from([-1] + [a for a in range(len(s)) if s[a] % 2 == 0]))
       add(["shard", i, ax], s, d, f"shard:{ax}")
@@ -211,5 +228,12 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
   outs = [len(vals) - 1]
   if len(steps) > 2 and draw(st.booleans()): outs.append(len(inputs) + draw(st.integers(0, len(steps) - 2)))  # a shared intermediate
   desc = {"inputs": inputs, "steps": steps, "outputs": outs}
-  if draw(st.sampled_from(_chances(pf.jit_chance))): desc["jit"] = 3
+  if draw(st.sampled_from(_chances(pf.jit_chance))):
+    desc["jit"] = 3
+    # loop-carried state: an output that can stand in for an input (same shape, dtype and device) is fed back to it
+    # (computed outputs only: a view or an assign hands back a view or the input itself, which TinyJit refuses as a
+    # changed input -- JitError "args mismatch" -- by design)
+    pairs = [[o, k] for o, vid in enumerate(outs) for k in range(len(inputs)) if vid >= len(inputs) and vals[vid] == vals[k]
+             and sharded_axis(vals[k][2]) is None and steps[vid - len(inputs)][0] not in CARRY_REFUSED]
+    if pairs and draw(st.sampled_from(_chances(pf.carry_chance))): desc["carry"], desc["jit"] = [draw(st.sampled_from(pairs))], 4
   return desc

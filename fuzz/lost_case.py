@@ -106,6 +106,8 @@ def main(argv:list[str]|None=None) -> int:
   a = p.parse_args(argv)
   from uopcheck.settings import apply_environment
   apply_environment()
+  from uopcheck.fast.runner import open_cpu_queues
+  open_cpu_queues()
   from uopcheck.fuzz.program import validate_program
   from uopcheck.fuzz.graph import check_program
   from uopcheck.fuzz.graph_campaign import load_schedulers, on_device

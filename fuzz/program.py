@@ -2,7 +2,9 @@
 
 A program is a JSON-able dict -- inputs (shape, dtype, seed, value distribution ``kind``, device), a list of steps over
 value ids, outputs, and optionally ``jit`` (how many times the program runs through TinyJit with fresh inputs and fresh
-Variable values) -- so every finding is a self-contained reproducer: ``build_program(desc)`` rebuilds the Tensors exactly,
+Variable values) and ``carry`` (loop-carried state under TinyJit: ``[[o, k], ...]``, output ``o`` of one call is input
+``k`` of the next, the very Tensor the jit returned, as in ``x = f(x)``) -- so every finding is a self-contained
+reproducer: ``build_program(desc)`` rebuilds the Tensors exactly,
 and ``build_program(desc, call=k)`` the k-th call of a jitted program. Nothing in a description is executed: step kinds,
 functions and dtypes are looked up in the tables below, and ``validate_program`` refuses anything else in one line."""
 from __future__ import annotations
@@ -207,6 +209,12 @@ def validate_program(desc:dict) -> None:
         raise ValueError(f"step {k} ({st_[0]}): non-integer argument")
       n += 1
     if not all(type(o) is int and 0 <= o < n for o in outs): raise ValueError("an output id is out of range")
+    carry = desc.get("carry", [])
+    if carry and not desc.get("jit"): raise ValueError("carry needs jit")
+    if not isinstance(carry, list) or len(carry) > len(ins) or not all(
+        isinstance(c, list) and len(c) == 2 and all(type(x) is int for x in c) and 0 <= c[0] < len(outs) and 0 <= c[1] < len(ins) for c in carry) \
+        or len({c[1] for c in carry}) != len(carry):
+      raise ValueError("carry must be a list of [output index, input index] pairs, each input at most once")
   except ValueError as e: raise SpecError(f"malformed program description: {e}") from None
 
 def build_from(desc:dict, inputs:list[Tensor], call:int=0, binds:dict|None=None, var_sizes:dict|None=None) -> list[Tensor]:
@@ -224,8 +232,8 @@ def build_from(desc:dict, inputs:list[Tensor], call:int=0, binds:dict|None=None,
     raise SpecError(f"malformed program description: {type(e).__name__}: {str(e)[:200]}") from None
 
 def without_jit(desc:dict) -> dict:
-  """The same program run plainly, once (no TinyJit)."""
-  return {k: v for k, v in desc.items() if k != "jit"}
+  """The same program run plainly, once (no TinyJit, so no loop-carried state)."""
+  return {k: v for k, v in desc.items() if k not in ("jit", "carry")}
 
 def build_program(desc:dict, call:int=0) -> list[Tensor]:
   """The Tensors a program description makes (fresh every call); a malformed description is one SpecError."""

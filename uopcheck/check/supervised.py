@@ -62,8 +62,10 @@ def worker(spec:dict) -> int:
   from uopcheck.check import catalog
   from uopcheck.fast.devices import default_device
   from uopcheck.spec.errors import SpecError
+  from uopcheck.fast.runner import open_cpu_queues
   try:
     with default_device(spec["device"], spec["hcq2"]) as device:
+      if device.startswith("CPU"): open_cpu_queues()
       for n in spec["names"]:
         _emit({"start": n})
         _emit({"row": asdict(row_of(n, device, catalog.REAL_GRAPHS[n], spec["hcq2"], spec["scheduler"]))})
