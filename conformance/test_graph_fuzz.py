@@ -197,3 +197,11 @@ def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
   for steps in ([["contiguous", 0]], [["reshape", 0, [5, 1]], ["pad", 1, [[0, 1], [0, 0]]]]):
     assert jit_cause({**base, "steps": steps, "outputs": [len(steps)], "jit": 3}, v) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 1]], "outputs": [2], "jit": 3}, v) != "jit:view-of-input"
+
+def test_graph_bfloat16_outputs_are_read_as_tinygrad_reads_them():
+  """uopcheck read bfloat16 outputs through bitcast(uint16): a kernel of its own, which (clang-19, Debian 12's libgcc_s)
+  failed to link __truncsfbf2 on a padded bf16 output -- filed as uopcheck-internal by a stock campaign (seed 2)."""
+  prog = {"inputs": [{"shape": [8, 4], "dtype": "bfloat16", "seed": 1, "kind": "extreme", "device": "CPU"},
+                     {"shape": [8, 4], "dtype": "bfloat16", "seed": 79, "kind": "neginf", "device": "CPU"}],
+          "steps": [["reshape", 0, [32]], ["pad", 2, [[1, 1]]]], "outputs": [3]}
+  assert program_ok(prog)["ok"]

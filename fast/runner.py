@@ -17,7 +17,7 @@ import tinygrad.engine.realize as tg_realize
 from tinygrad.schedule import create_schedule
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.structural import verify
-from uopcheck.spec.numpy_dtypes import bf16_from_bits, fp8_from_bits
+from uopcheck.spec.numpy_dtypes import fp8_from_bits
 from uopcheck.settings import give_hcq2_functions
 
 @dataclass
@@ -169,8 +169,11 @@ def capture(result:FastResult, scheduler:Callable):
   finally: _STATE["result"], _STATE["scheduler"] = None, None
 
 def to_numpy(t:Tensor) -> np.ndarray:
-  """A realized Tensor's values in the reference's storage convention (bfloat16/fp8 held in float32)."""
-  if t.dtype == dtypes.bfloat16: return bf16_from_bits(t.bitcast(dtypes.uint16).numpy())
+  """A realized Tensor's values in the reference's storage convention (bfloat16/fp8 held in float32). bfloat16 is read as
+  tinygrad's own ``numpy()`` reads it, through ``float()`` (exact: every bfloat16 is a float32): a ``bitcast(uint16)``
+  here once made a kernel of uopcheck's own that plain tinygrad never runs, and with clang-19 and Debian 12's libgcc_s it
+  failed to link (``__truncsfbf2``) -- a crash that was uopcheck's, not tinygrad's."""
+  if t.dtype == dtypes.bfloat16: return t.float().numpy()
   if t.dtype in dtypes.fp8s: return fp8_from_bits(t.bitcast(dtypes.uint8).numpy(), t.dtype)
   return t.numpy()
 
