@@ -87,6 +87,15 @@ got = Tensor.full((2,), 200, dtypes.uint8).bitcast(dtypes.int8).numpy()
 print("RIGHT" if np.array_equal(got, np.full((2,), 200, np.uint8).view(np.int8)) else "WRONG")
 """
 
+_RELU_RELU_NAN = """
+import numpy as np
+from tinygrad import Tensor
+x = Tensor(np.array([np.nan, -1.0, 2.0], np.float32)).realize()
+once, twice = x.relu().numpy(), x.relu().relu().numpy()
+print(f"relu {once} relu(relu) {twice}")
+print("RIGHT" if np.array_equal(once, twice, equal_nan=True) else "WRONG")
+"""
+
 REPRODUCERS = [
   PlainReproducer(
     "uint8-overflow-compare-folded", _UINT8_COMPARE, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
@@ -125,5 +134,13 @@ REPRODUCERS = [
     "with Buffer(..., preallocate=True) through the device's LRU allocator, which hands back the freed 8-byte buffer "
     "without zeroing it; the submit loop (ops_cpu.py:98, put - done > RING_SLOTS - cnt) then waits forever. This is the "
     "hang the UX issue (#32) traces to the same counters.", timeout_s=30.0, hangs=True, tags=("runtime", "HCQ2", "hang")),
+  PlainReproducer(
+    "relu-of-relu-nan", _RELU_RELU_NAN, ({"HCQ2": "1"}, {"HCQ2": "0"}), None,
+    "relu is idempotent, yet x.relu().relu() is NaN where x.relu() is 0 (x = NaN; tinygrad's relu is (x>0).where(x, 0), "
+    "which is 0 at NaN). Found unaided by the seed-3 stock campaign (graph-700652cc1663).",
+    "uop/symbolic.py:261 rewrites (c<x).where(x, c) into MAX(c, x), and MAX is NaN-order-dependent: the C renderer's "
+    "MAX is a compare-and-select, (a<b)?b:a, so MAX(0, NaN) is 0 and MAX(NaN, 0) is NaN. One relu's kernel AST holds "
+    "MAX(0.0, x); relu(relu(x)) rewrites (already in the scheduler's kernel AST) to MAX(x, 0.0) (MAX is in "
+    "GroupOp.Commutative, so rules match and rebuild it in either order).", tags=("symbolic", "NaN")),
 ]
 BY_NAME = {r.name: r for r in REPRODUCERS}

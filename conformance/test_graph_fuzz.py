@@ -197,6 +197,15 @@ def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
   for steps in ([["contiguous", 0]], [["reshape", 0, [5, 1]], ["pad", 1, [[0, 1], [0, 0]]]]):
     assert jit_cause({**base, "steps": steps, "outputs": [len(steps)], "jit": 3}, v) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 1]], "outputs": [2], "jit": 3}, v) != "jit:view-of-input"
+  # seed-3 stock campaign: a max over a size-1 axis of a reshaped input makes no kernel (filed as new: ed7d0dc68951), and an
+  # output that is contiguous() of a carried input fails as a view of it, carry or not (36f704bd272f)
+  assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["reduce", "max", 1, [1], False]], "jit": 3}, v) == "jit:view-of-input"
+  assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["reduce", "max", 1, [0], False]], "jit": 3}, v) != "jit:view-of-input"
+  assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]},
+                   GraphVerdict(False, "mismatch", output=1)) == "jit:view-of-input"
+  assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]}, v) == "jit:carried"
+  # contiguous() over a flip copies (a kernel of its own): not a view of the input
+  assert jit_cause({**base, "steps": [["flip", 0, [0]], ["contiguous", 1]], "jit": 3}, v) != "jit:view-of-input"
 
 def test_graph_bfloat16_outputs_are_read_as_tinygrad_reads_them():
   """uopcheck read bfloat16 outputs through bitcast(uint16): a kernel of its own, which (clang-19, Debian 12's libgcc_s)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
-                                   bound_size, without_jit, ID_FIELDS)
+                                   bound_size, without_jit, ID_FIELDS, build_values)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
 __all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict",
@@ -37,14 +37,18 @@ def _verdict(r) -> GraphVerdict:
 def _check_jit(desc:dict, scheduler) -> GraphVerdict:
   """Every call of the program through one TinyJit (call 0 runs, 1 captures, 2+ replay), each against the reference on
   that call's inputs; symreduce Variables are passed bound, with another value each call."""
-  from tinygrad import TinyJit, Variable
+  from tinygrad import Tensor, TinyJit, Variable
   from uopcheck import fast
   from uopcheck.check import harness
   n_in = len(desc["inputs"])
   sizes: dict[int, int] = {}
   build_from(desc, [make_input(i) for i in desc["inputs"]], var_sizes=sizes)   # each symreduce's axis size (lazy: nothing runs)
   keys = sorted(sizes)
-  jitted = TinyJit(lambda *xs: [t.realize() for t in build_from(desc, list(xs[:n_in]), binds=dict(zip(keys, xs[n_in:])))])
+  def realized_together(*xs) -> list:   # one schedule, as the plain run realizes them: one by one, a value read before an
+    outs = build_from(desc, list(xs[:n_in]), binds=dict(zip(keys, xs[n_in:])))  # assign to its buffer and realized after it
+    Tensor.realize(*outs)                    # reads the assigned data, which tinygrad's test_assign documents as its semantics
+    return outs
+  jitted = TinyJit(realized_together)
   carry: dict[int, int] = {k: o for o, k in desc.get("carry", [])}
   returned: list = []
   for c in range(desc["jit"]):
@@ -131,19 +135,45 @@ def _ancestors(desc:dict, vid:int) -> set[int]:
     if x >= n_in: st_ = desc["steps"][x - n_in]; todo += [st_[f] for f in ID_FIELDS[st_[0]]]
   return seen
 
-def jit_cause(desc:dict, v:GraphVerdict) -> str:
-  """What a TinyJit failure turns on, for its signature: loop-carried state (an output fed back as an input), an output
-  that is only movement ops over a jit input (tinygrad may make no kernel for it, and replay returns the captured call's
-  buffer), an assign inside the jitted function, or else the disagreeing op. One cause is one bug, whatever the program around it."""
+LAYOUT_KEPT = {"reshape", "bitcast"}   # view steps that leave a contiguous buffer contiguous
+
+def input_under_views(desc:dict, out:int) -> int|None:
+  """The jit input a value is, when it is only steps that make no kernel of their own over it: movement (``VIEW_STEPS``),
+  a reduction over axes of size 1, and ``contiguous()`` of something already contiguous (the input, or a reshape of it);
+  else None. Conservative: ``contiguous()`` over a permute, flip, pad, ... copies, so it is a kernel and the answer is None."""
+  n_in, x, below_contiguous, shapes = len(desc["inputs"]), out, False, None
+  while x >= n_in:
+    st_ = desc["steps"][x - n_in]
+    if st_[0] == "contiguous": below_contiguous, x = True, st_[1]
+    elif st_[0] in VIEW_STEPS:
+      if below_contiguous and st_[0] not in LAYOUT_KEPT: return None
+      x = st_[1]
+    elif st_[0] == "reduce":
+      if shapes is None: shapes = [v.shape for v in build_values(without_jit(desc), [make_input(i) for i in desc["inputs"]])]
+      if any(shapes[st_[2]][ax] != 1 for ax in st_[3]): return None
+      x = st_[2]
+    else: return None
+  return x
+
+def _failed_output(desc:dict, v:GraphVerdict) -> int:
   n_in = len(desc["inputs"])
+  return desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
+
+def assign_cause(desc:dict, v:GraphVerdict) -> str|None:
+  """A wrong output that is a view of an input the program also assigns to, realized together with that assign (it reads
+  the assigned values: shipped as graph-7c49918cc538's bug): one bug whatever the view, the dtype or the assigned value."""
+  base = input_under_views(desc, _failed_output(desc, v))
+  if base is not None and any(st_[0] == "assign" and st_[1] == base for st_ in desc["steps"]): return "assign:view-of-target"
+  return None
+
+def jit_cause(desc:dict, v:GraphVerdict) -> str:
+  """What a TinyJit failure turns on, for its signature: an output that makes no kernel over a jit input (tinygrad
+  captures none for it, and replay returns the captured call's buffer), loop-carried state (an output fed back as an
+  input), an assign inside the jitted function, or else the disagreeing op. One cause is one bug, whatever the program
+  around it; a view of an input is decided first, as it fails the same way with or without a carry."""
+  n_in, out = len(desc["inputs"]), _failed_output(desc, v)
+  if input_under_views(desc, out) is not None: return "jit:view-of-input"
   if desc.get("carry"): return "jit:carried"    # an output fed back as an input (x = f(x)): the replay's input and output alias
-  out = desc["outputs"][v.output] if v.output is not None and v.output < len(desc["outputs"]) else n_in + len(desc["steps"]) - 1
-  x = out
-  while x >= n_in and desc["steps"][x - n_in][0] == "contiguous": x = desc["steps"][x - n_in][1]
-  if x < n_in: return "jit:view-of-input"     # contiguous() of a realized input makes no kernel: the output is the input
-  x = out
-  while x >= n_in and desc["steps"][x - n_in][0] in VIEW_STEPS: x = desc["steps"][x - n_in][1]
-  if x < n_in: return "jit:view-of-input"
   if any(a >= n_in and desc["steps"][a - n_in][0] == "assign" for a in _ancestors(desc, out)): return "jit:assign"
   return f"jit:{first_op(desc, v)}"
 
@@ -184,10 +214,12 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   op, norm = first_op(desc, v), normalized(desc)
   # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
   # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
+  # a view of an assign's target read after the assign is signed by that cause alone, like a TinyJit cause
   is_jit = blame.startswith("runtime (TinyJit")
+  cause = jit_cause(desc, v) if is_jit else assign_cause(desc, v) if v.kind == "mismatch" else None
   what = re.sub(r"\(N(, N)*,?\)", "(N...)",
-                re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else jit_cause(desc, v) if is_jit else norm
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' and not is_jit else ''}|{what}")
+                re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else cause or norm
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' and cause is None else ''}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong

@@ -221,12 +221,17 @@ def build_from(desc:dict, inputs:list[Tensor], call:int=0, binds:dict|None=None,
   """The outputs of a (validated) program over given input Tensors -- what a TinyJit-captured function runs, with the
   symreduce Variables it is passed bound (``binds``: step index -> bound Variable). ``var_sizes`` collects each symreduce
   step's axis size (its Variable's upper bound)."""
+  vals = build_values(desc, inputs, call, binds, var_sizes)
+  return [vals[o] for o in desc["outputs"]]
+
+def build_values(desc:dict, inputs:list[Tensor], call:int=0, binds:dict|None=None, var_sizes:dict|None=None) -> list[Tensor]:
+  """Every value of a (validated) program, inputs first, then one Tensor per step (lazy: nothing is realized)."""
   try:
     vals = list(inputs)
     for k, step in enumerate(desc["steps"]):
       vals.append(apply_step(step, vals, k, desc["inputs"][0]["seed"], call, binds, var_sizes))
       if numel(vals[-1].shape) > MAX_ELEMENTS: raise SpecError(f"step {k} ({step[0]}) makes {vals[-1].shape}: over {MAX_ELEMENTS} elements")
-    return [vals[o] for o in desc["outputs"]]
+    return vals
   except SpecError as e: raise SpecError(f"malformed program description: {e}") from None
   except (KeyError, IndexError, TypeError, ValueError, AssertionError) as e:  # arguments validate_program does not model (axes, pads, shapes)
     raise SpecError(f"malformed program description: {type(e).__name__}: {str(e)[:200]}") from None

@@ -6,7 +6,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, least_upper_dtype
 from uopcheck.spec.alu import Lanes, eval_alu, cast, bitcast
-from uopcheck.spec.numpy_dtypes import np_dtype, round_to
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to, order_dependent_sum, finite_abs
 from uopcheck.spec import ints
 
 def lanes_or(first:np.ndarray, *rest:np.ndarray) -> np.ndarray:
@@ -58,7 +58,8 @@ def bitcast_node(u:UOp, x:Lanes) -> Lanes:
 
 def reduce_lanes(x:Lanes, axes:tuple[int, ...], rop:Ops, dt:DType, keepdims:bool=False) -> Lanes:
   """Fold ``x`` over ``axes`` with ADD/MUL/MAX. Floats accumulate in float64 and round once to ``dt``; ints are exact,
-  then wrap (an overflowing int32/int64 result is flagged UB-on-CPU); MAX over a NaN is left undefined."""
+  then wrap (an overflowing int32/int64 result is flagged UB-on-CPU); MAX over a NaN is left undefined, and so is a float
+  sum whose magnitude can overflow ``dt`` in some accumulation order (``spec.numpy_dtypes.order_dependent_sum``)."""
   v = x.value
   undef, ub = x.undefined.any(axis=axes, keepdims=keepdims), x.ub_overflow.any(axis=axes, keepdims=keepdims)
   out_shape = np.sum(np.zeros(v.shape, np.int8), axis=axes, keepdims=keepdims).shape
@@ -70,6 +71,7 @@ def reduce_lanes(x:Lanes, axes:tuple[int, ...], rop:Ops, dt:DType, keepdims:bool
       if rop is Ops.MAX: out = np.max(f, axis=axes, keepdims=keepdims) if f.size else np.full(out_shape, -np.inf)
       else: out = (np.sum if rop is Ops.ADD else np.prod)(f, axis=axes, keepdims=keepdims)
     if rop is Ops.MAX: undef = undef | np.isnan(f).any(axis=axes, keepdims=keepdims)  # NaN under MAX is order-dependent
+    if rop is Ops.ADD: undef = undef | order_dependent_sum(np.sum(finite_abs(f), axis=axes, keepdims=keepdims), dt)
     out = round_to(out, dt)
   elif rop is Ops.MAX:
     out = np.max(v, axis=axes, keepdims=keepdims) if v.size else np.full(out_shape, dt.min, np_dtype(dt))

@@ -17,7 +17,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec.structural import verify
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array, order_dependent_sum, finite_abs
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
 
 @dataclass
@@ -189,7 +189,8 @@ class KernelInterpreter:
 
   def _contract(self, u:UOp) -> Lanes:
     """REDUCE(ADD, MUL(x, y)) as one float64 einsum over x and y: the grid-sized product (M*N*K for a matmul) is never
-    built. Same definition as the general path except that products are not rounded to the dtype before the sum."""
+    built. Same definition as the general path except that products are not rounded to the dtype before the sum: a lane
+    where one would overflow is undefined (``order_dependent_sum``), as the general path makes it."""
     mul = u.src[0]
     x, y = (commit(self._grid(self._value(a)), a.dtype, mul.dtype) for a in mul.src)
     if x.undefined.any() or y.undefined.any() or x.ub_overflow.any() or y.ub_overflow.any():
@@ -203,14 +204,16 @@ class KernelInterpreter:
     (xa, xk), (ya, yk) = operand(np.asarray(x.value)), operand(np.asarray(y.value))
     out_axes = sorted((set(xk) | set(yk)) - set(red))
     sub = lambda axes: "".join(letters[i] for i in axes)
-    with np.errstate(all="ignore"):
-      r = np.einsum(f"{sub(xk)},{sub(yk)}->{sub(out_axes)}", xa, ya, optimize=True)
-      for i, n in red.items():  # a reduced range neither factor reads: the sum is n copies
-        if i not in xk and i not in yk: r = r * n
+    def contract(xa:np.ndarray, ya:np.ndarray) -> np.ndarray:
+      with np.errstate(all="ignore"):
+        r = np.einsum(f"{sub(xk)},{sub(yk)}->{sub(out_axes)}", xa, ya, optimize=True)
+        for i, n in red.items():  # a reduced range neither factor reads: the sum is n copies
+          if i not in xk and i not in yk: r = r * n
+      return np.asarray(r).reshape(shape)
     shape = [1] * self.ndim
     for i in out_axes: shape[i] = xa.shape[xk.index(i)] if i in xk else ya.shape[yk.index(i)]
-    z = np.zeros(shape, bool)
-    return Lanes(round_to(np.asarray(r).reshape(shape), u.dtype), z, z.copy())
+    return Lanes(round_to(contract(xa, ya), u.dtype), order_dependent_sum(contract(finite_abs(xa), finite_abs(ya)), u.dtype),
+                 np.zeros(shape, bool))
 
   def _reduce(self, u:UOp) -> Lanes:
     if u in self.fused: return self._contract(u)

@@ -25,7 +25,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array
+from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array, order_dependent_sum, finite_abs
 from uopcheck.spec.structural import verify
 from uopcheck.ref import movement
 
@@ -259,14 +259,16 @@ class TensorInterpreter:
     (xa, xs), (ya, ys) = operand(x.value), operand(y.value)
     present = set(xs) | set(ys)
     out_axes = [perm[i] for i in range(u.arg[1], len(shape))]       # MUL axes, in the REDUCE's output order
-    with np.errstate(all="ignore"):
-      r = np.einsum(f"{xs},{ys}->{''.join(letters[a] for a in out_axes if letters[a] in present)}", xa, ya, optimize=True)
-      for i in range(u.arg[1]):  # a reduced axis neither factor varies along (both broadcast): the sum is n copies
-        if letters[perm[i]] not in present: r = r * shape[perm[i]]
-    # an output axis neither factor varies along is a broadcast of the result
-    r = np.broadcast_to(np.reshape(r, [shape[a] if letters[a] in present else 1 for a in out_axes]), [shape[a] for a in out_axes])
+    def contract(xa:np.ndarray, ya:np.ndarray) -> np.ndarray:
+      with np.errstate(all="ignore"):
+        r = np.einsum(f"{xs},{ys}->{''.join(letters[a] for a in out_axes if letters[a] in present)}", xa, ya, optimize=True)
+        for i in range(u.arg[1]):  # a reduced axis neither factor varies along (both broadcast): the sum is n copies
+          if letters[perm[i]] not in present: r = r * shape[perm[i]]
+      # an output axis neither factor varies along is a broadcast of the result
+      return np.broadcast_to(np.reshape(r, [shape[a] if letters[a] in present else 1 for a in out_axes]), [shape[a] for a in out_axes])
+    r = contract(xa, ya)
     z = np.zeros(np.shape(r), bool)
-    return Lanes(round_to(np.asarray(r), u.dtype), z, z.copy())
+    return Lanes(round_to(np.asarray(r), u.dtype), order_dependent_sum(contract(finite_abs(xa), finite_abs(ya)), u.dtype), z)
 
   def _reduce(self, u:UOp) -> Lanes:
     rop, n = u.arg

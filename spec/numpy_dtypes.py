@@ -59,6 +59,26 @@ def round_to(x:np.ndarray, dt:DType) -> np.ndarray:
   if dt in dtypes.fp8s: return fp8_round(x, dt)
   with np.errstate(over="ignore", invalid="ignore"): return np.asarray(x).astype(np_dtype(dt))
 
+def max_finite(dt:DType) -> float|None:
+  """The largest finite value of a float dtype that overflows to inf (None for the saturating fp8 formats and non-floats)."""
+  if dt == dtypes.bfloat16: return float.fromhex("0x1.fep127")
+  if dt in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.weakfloat): return float(np.finfo(np_dtype(dt)).max)
+  return None
+
+def order_dependent_sum(abs_sum:np.ndarray, dt:DType) -> np.ndarray:
+  """The lanes of a float sum whose finite terms add up, in absolute value, past ``dt``'s largest finite value: there
+  some accumulation orders overflow to inf and others do not (tinygrad sums in the REDUCE's dtype, in the order its
+  optimizer picks; the reference in float64), so the lane has no single value. ``abs_sum``: the sum of |term| over the
+  finite terms (a product that overflows ``dt`` but not float64 counts: tinygrad's product is inf there)."""
+  m = max_finite(dt)
+  if m is None: return np.zeros(np.shape(abs_sum), bool)
+  with np.errstate(all="ignore"): return np.asarray(abs_sum, dtype=np.float64) > m
+
+def finite_abs(x:np.ndarray) -> np.ndarray:
+  """|x| as float64 where x is finite, 0 at inf and NaN (those propagate exactly in any order)."""
+  f = np.asarray(x, dtype=np.float64)
+  with np.errstate(all="ignore"): return np.where(np.isfinite(f), np.abs(f), 0.0)
+
 def _f64_to_bf16(x:np.ndarray) -> np.ndarray:
   # float64 -> float32 -> bfloat16 double-rounds; tinygrad's truncate does the same (float_to_bf16 goes through float32)
   with np.errstate(over="ignore"): return bf16_round(np.asarray(x, dtype=np.float32))

@@ -53,6 +53,7 @@ class PerKernelResult:
   message: str = ""
   hcq2: bool = True
   notes: list[str] = field(default_factory=list)
+  undefined_introduced: int = 0   # output lanes defined by the tensor graph, undefined in the kernel ASTs, wrong on the device
 
   @property
   def ok(self) -> bool: return self.blame is None and not self.message
@@ -226,6 +227,11 @@ def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -
     fast_vals = from_bytes(bytes(u.buffer.as_memoryview()), u.dtype, (u.buffer.size,))[:n]
     c_fast = compare(r.value.reshape(-1), fast_vals, t.dtype, tol, r.undefined.reshape(-1))
     res.chain_ok &= c_chain.ok; res.tensor_ok &= c_fast.ok
+    # lanes the tensor graph defines and the kernels' ASTs leave undefined (a rewrite made e.g. a WHERE a MAX, which is
+    # order-dependent with a NaN): the chain skips them, so a wrong device value there is the scheduler's, not the runtime's
+    introduced = chained.undefined[:n] & ~r.undefined.reshape(-1)
+    if not c_fast.ok and introduced.any() and compare(r.value.reshape(-1), fast_vals, t.dtype, tol, r.undefined.reshape(-1) | introduced).ok:
+      res.undefined_introduced += int(introduced.sum())
     if not c_chain.ok and not res.message: res.message = f"kernel chain vs tensor ref: {c_chain.summary()}"
   bad = next((k for k in res.kernels if not k.ok), None)
   if bad is not None and bad.stage != "reference":
@@ -236,6 +242,9 @@ def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -
     res.blame, res.blamed_kernel, res.message = "reference", bad.name, bad.error
   elif not res.chain_ok:
     res.blame = "scheduler"
+  elif not res.tensor_ok and res.undefined_introduced:
+    res.blame, res.message = "scheduler", (f"the kernel ASTs leave {res.undefined_introduced} output lane(s) undefined that the tensor "
+                                           "graph defines (e.g. MAX with a NaN operand), and the device's values there differ")
   elif not res.tensor_ok:
     res.blame, res.message = "runtime", "every kernel and the kernel chain agree with the reference, but the realized output does not"
   return res
