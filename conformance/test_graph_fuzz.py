@@ -214,3 +214,11 @@ def test_graph_bfloat16_outputs_are_read_as_tinygrad_reads_them():
                      {"shape": [8, 4], "dtype": "bfloat16", "seed": 79, "kind": "neginf", "device": "CPU"}],
           "steps": [["reshape", 0, [32]], ["pad", 2, [[1, 1]]]], "outputs": [3]}
   assert program_ok(prog)["ok"]
+
+def test_graph_jit_outputs_are_realized_together_as_the_plain_run_does():
+  """a cast of an input and an assign to it, both outputs: realized one by one, the cast (realized after the assign)
+  reads the assigned values -- tinygrad's documented lazy semantics (test_assign) -- and the jitted run disagreed with
+  the plain one (seed-3 stock campaign, filed as graph-5da3a6b947aa: uopcheck's false finding). Together they agree."""
+  prog = {"inputs": [{"shape": [8, 5], "dtype": "uint8", "seed": 2618, "kind": "denormal", "device": "CPU"}],
+          "steps": [["cast", 0, "float64"], ["const", "idiv", 0, 255], ["assign", 0, 2]], "outputs": [3, 1], "jit": 3}
+  assert program_ok(prog)["ok"]

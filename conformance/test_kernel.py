@@ -103,3 +103,12 @@ def test_kernel_contraction_equals_the_lane_by_lane_reduce_and_never_builds_the_
   big = fast.run(Tensor(x) @ Tensor(x), check_spec=False).kernels[-1]
   out = KernelInterpreter(big.ast).run({0: BufferState.of(np.zeros(n * n, np.float32)), 1: BufferState.of(x), 2: BufferState.of(x)})
   assert np.all(out[0].value == n)
+
+def test_kernel_blame_scheduler_when_a_kernel_ast_makes_a_defined_lane_undefined():
+  """relu(relu(NaN)): the tensor graph is WHERE(0<x, x, 0), 0 at NaN; the kernel AST holds MAX(x, 0), undefined at NaN
+  (order-dependent), and the device gives NaN. Every kernel agrees with its own AST, so this was blamed on the runtime
+  (seed-3 stock campaign); the rewrite that made the lane undefined ran before codegen: the scheduler's kernel AST."""
+  res = check_per_kernel(lambda: Tensor(np.array([np.nan, -1, 2], np.float32)).relu().relu(), "relu(relu)")
+  assert res.blame == "scheduler" and "undefined" in res.message, (res.blame, res.message)
+  assert res.undefined_introduced == 1
+  assert check_per_kernel(lambda: Tensor(np.array([np.nan, -1, 2], np.float32)).relu(), "relu").ok
