@@ -26,7 +26,7 @@ class Profile:
   dims: tuple[int, ...]
   max_ndim: int
   jit_chance: float = 0.1      # a program runs through TinyJit (3 calls: run, capture, replay)
-  carry_chance: float = 0.4    # a jitted program feeds an output back as an input (x = f(x), 4 calls) when one fits
+  carry_chance: float = 0.6    # a jitted program feeds an output back as an input (x = f(x), 4 calls) when one fits
   device_chance: float = 0.1   # an input lives on the second device
 
 PROFILES = {
@@ -233,7 +233,11 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
     # loop-carried state: an output that can stand in for an input (same shape, dtype and device) is fed back to it
     # (computed outputs only: a view or an assign hands back a view or the input itself, which TinyJit refuses as a
     # changed input -- JitError "args mismatch" -- by design)
-    pairs = [[o, k] for o, vid in enumerate(outs) for k in range(len(inputs)) if vid >= len(inputs) and vals[vid] == vals[k]
+    # Any computed value may be the carried one: it becomes an output if it is not one (outputs alone rarely fit an input)
+    pairs = [(vid, k) for vid in range(len(inputs), len(vals)) for k in range(len(inputs)) if vals[vid] == vals[k]
              and sharded_axis(vals[k][2]) is None and steps[vid - len(inputs)][0] not in CARRY_REFUSED]
-    if pairs and draw(st.sampled_from(_chances(pf.carry_chance))): desc["carry"], desc["jit"] = [draw(st.sampled_from(pairs))], 4
+    if pairs and draw(st.sampled_from(_chances(pf.carry_chance))):
+      vid, k = draw(st.sampled_from(pairs))
+      if vid not in outs: outs.append(vid)
+      desc["carry"], desc["jit"] = [[outs.index(vid), k]], 4
   return desc
