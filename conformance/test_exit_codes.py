@@ -84,3 +84,28 @@ def test_every_flag_and_argument_has_help_text():
       elif not isinstance(a, argparse._HelpAction) and not a.help: missing.append(f"{' '.join(path)} {a.option_strings or a.dest}")
   walk(build_parser(), ["uopcheck"])
   assert not missing, missing
+
+@pytest.mark.parametrize("argv,says", [
+  (["fuzz", "graph", "--minutes", "-1"], "--minutes: must be above 0"),
+  (["fuzz", "graph", "--minutes", "0"], "--minutes: must be above 0"),
+  (["fuzz", "graph", "--workers", "0"], "--workers: must be above 0"),
+  (["rules", "verify", "--workers", "0"], "--workers: must be above 0"),
+  (["check", "--graph-timeout", "0"], "--graph-timeout: must be above 0"),
+  (["mutate", "--graph-minutes", "-2"], "--graph-minutes: must be above 0")])
+def test_a_budget_or_count_that_would_do_nothing_is_refused(argv, says, capsys):
+  """a typo'd CI budget (0, -1) ran nothing and exited 0 -- green (issue 32)"""
+  assert main(argv) == 2 and says in capsys.readouterr().err
+
+def test_rules_verify_only_names_a_rule_exactly_and_must_match(tmp_path, capsys):
+  """--only matched by substring ('symbolic.py:11' selected 8 rules) and a name matching nothing ran 0 rules, exit 0"""
+  from uopcheck.fuzz.rule_verify import all_rules
+  assert [r.key for r in all_rules(["symbolic.py:113"])] == ["tinygrad/uop/symbolic.py:113"]
+  assert [r.key for r in all_rules(["uop/symbolic.py:113"])] == [r.key for r in all_rules(["tinygrad/uop/symbolic.py:113"])]
+  assert len(all_rules(["sym"])) > 50   # a matcher, by its exact name
+  for bad in ("nosuchrule", "symbolic.py:11"):
+    assert main(["rules", "verify", "--only", bad, "--workers", "1", "--report-dir", str(tmp_path / "r")]) == 2
+    assert f"--only {bad}: no rule is that FILE:LINE or matcher" in capsys.readouterr().err
+
+def test_train_unknown_config_is_a_usage_error(capsys):
+  assert main(["train", "--config", "bogus", "--report", "term"]) == 2
+  assert "--config 'bogus': unknown model config; known: tiny" in capsys.readouterr().err

@@ -33,6 +33,7 @@ from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
 from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
+from uopcheck.spec.errors import SpecError
 
 SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
 INT_DTYPES = [dtypes.weakint] + SIZED
@@ -78,7 +79,17 @@ def all_rules(only:list[str]|None=None) -> list[Rule]:
       if name not in seen[ident][1]: seen[ident][1].append(name)
   rules = [Rule(k, tuple(ms), p, f) for k, ms, p, f in seen.values()]
   rules = [dataclasses.replace(r, key=r.key + (f"#{n}" if n else "")) for r, n in _number_duplicates(rules)]
-  return [r for r in rules if not only or any(o in r.key or o in r.matchers for o in only)]
+  if not only: return rules
+  if missing := [o for o in only if not any(_selects(o, r) for r in rules)]:
+    raise SpecError(f"--only {' '.join(missing)}: no rule is that FILE:LINE or matcher (exact, e.g. uop/symbolic.py:261 or "
+                    f"symbolic_simple; {len(rules)} rules in {', '.join(RULE_FILES)})")
+  return [r for r in rules if any(_selects(o, r) for o in only)]
+
+def _selects(o:str, r:Rule) -> bool:
+  """``--only`` names a rule exactly: its key (``tinygrad/uop/symbolic.py:261``, ``#n`` optional), a path suffix of it
+  at a ``/`` (``symbolic.py:261``), or a matcher it is part of -- never a substring (``symbolic.py:11`` is not :113)."""
+  base = r.key.split("#")[0]
+  return o in (r.key, base) or base.endswith("/" + o) or o in r.matchers
 
 def _number_duplicates(rules:list[Rule]):
   count: dict[str, int] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict, replace
 import numpy as np
 from tinygrad import Tensor, nn
+from uopcheck.spec.errors import SpecError
 
 @dataclass(frozen=True)
 class LlamaConfig:
@@ -48,7 +49,7 @@ CONFIGS: dict[str, LlamaConfig] = {
 }
 
 def get_config(name:str, **overrides) -> LlamaConfig:
-  if name not in CONFIGS: raise ValueError(f"unknown model config {name!r}; known: {', '.join(CONFIGS)}")
+  if name not in CONFIGS: raise SpecError(f"--config {name!r}: unknown model config; known: {', '.join(CONFIGS)}")
   return replace(CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})
 
 def _init_linear(fan_in:int, fan_out:int, std:float) -> nn.Linear:
