@@ -112,3 +112,15 @@ def test_kernel_blame_scheduler_when_a_kernel_ast_makes_a_defined_lane_undefined
   assert res.blame == "scheduler" and "undefined" in res.message, (res.blame, res.message)
   assert res.undefined_introduced == 1
   assert check_per_kernel(lambda: Tensor(np.array([np.nan, -1, 2], np.float32)).relu(), "relu").ok
+
+def test_kernel_output_left_unallocated_by_the_realize_is_compared_whole():
+  """(x - x).contiguous().cumsum(0) realized beside (x - x).contiguous(): tinygrad leaves the cumsum's buffer unallocated
+  (it computes it when read), and the per-kernel check raised 'copy requires allocated buffers' inside uopcheck (seed-4
+  campaign: blame 'per-kernel check failed'). Now it is compared whole, and the x - x finding is still seen."""
+  def build():
+    x = Tensor(np.array([[np.nan]]))
+    y = (x - x).contiguous()
+    return [y.cumsum(0), y]
+  res = check_per_kernel(build, "cumsum of a folded x - x")
+  assert any("unallocated" in n for n in res.notes), res.notes
+  assert not res.ok and res.blame == "scheduler", (res.blame, res.message)
