@@ -201,6 +201,8 @@ def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
   # output that is contiguous() of a carried input fails as a view of it, carry or not (36f704bd272f)
   assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["reduce", "max", 1, [1], False]], "jit": 3}, v) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["reduce", "max", 1, [0], False]], "jit": 3}, v) != "jit:view-of-input"
+  assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["cumsum", 1, 1]], "jit": 3}, v) == "jit:view-of-input"  # d6988d9881e5
+  assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["cumsum", 1, 0]], "jit": 3}, v) != "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]},
                    GraphVerdict(False, "mismatch", output=1)) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]}, v) == "jit:carried"

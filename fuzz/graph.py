@@ -139,7 +139,7 @@ LAYOUT_KEPT = {"reshape", "bitcast"}   # view steps that leave a contiguous buff
 
 def input_under_views(desc:dict, out:int) -> int|None:
   """The jit input a value is, when it is only steps that make no kernel of their own over it: movement (``VIEW_STEPS``),
-  a reduction over axes of size 1, and ``contiguous()`` of something already contiguous (the input, or a reshape of it);
+  a reduction or cumsum over axes of size 1, and ``contiguous()`` of something already contiguous (the input, or a reshape of it);
   else None. Conservative: ``contiguous()`` over a permute, flip, pad, ... copies, so it is a kernel and the answer is None."""
   n_in, x, below_contiguous, shapes = len(desc["inputs"]), out, False, None
   while x >= n_in:
@@ -148,10 +148,11 @@ def input_under_views(desc:dict, out:int) -> int|None:
     elif st_[0] in VIEW_STEPS:
       if below_contiguous and st_[0] not in LAYOUT_KEPT: return None
       x = st_[1]
-    elif st_[0] == "reduce":
+    elif st_[0] in ("reduce", "cumsum"):   # over axes of size 1: the identity, no kernel
       if shapes is None: shapes = [v.shape for v in build_values(without_jit(desc), [make_input(i) for i in desc["inputs"]])]
-      if any(shapes[st_[2]][ax] != 1 for ax in st_[3]): return None
-      x = st_[2]
+      src, axes = (st_[2], st_[3]) if st_[0] == "reduce" else (st_[1], [st_[2]])
+      if any(shapes[src][ax] != 1 for ax in axes): return None
+      x = src
     else: return None
   return x
 
