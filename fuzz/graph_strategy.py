@@ -238,6 +238,13 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
              and sharded_axis(vals[k][2]) is None and steps[vid - len(inputs)][0] not in CARRY_REFUSED]
     if pairs and draw(st.sampled_from(_chances(pf.carry_chance))):
       vid, k = draw(st.sampled_from(pairs))
+      shp, d, dev = vals[k]
+      flippable = [a for a in range(len(shp)) if shp[a] > 1]
+      if flippable and d != "bool" and draw(st.booleans()):
+        # half of the time the carried value also reads its own input across lanes in the kernel that writes it
+        # (x = f(x) + flip(x)): where the replay's input and output alias, only such a read can see the other lanes' writes
+        fl = add(["flip", k, [draw(st.sampled_from(flippable))]], shp, d, dev)
+        vid = add(["binary", draw(st.sampled_from(["add", "sub", "max"])), vid, fl], shp, d, dev)
       if vid not in outs: outs.append(vid)
       desc["carry"], desc["jit"] = [[outs.index(vid), k]], 4
   return desc
