@@ -224,3 +224,17 @@ def test_graph_jit_outputs_are_realized_together_as_the_plain_run_does():
   prog = {"inputs": [{"shape": [8, 5], "dtype": "uint8", "seed": 2618, "kind": "denormal", "device": "CPU"}],
           "steps": [["cast", 0, "float64"], ["const", "idiv", 0, 255], ["assign", 0, 2]], "outputs": [3, 1], "jit": 3}
   assert program_ok(prog)["ok"]
+
+def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
+  """the shipped assign finding (flip view, int8) and a seed-5 campaign's case (reshape view, int32, another blame
+  wording) are one bug: one signature, whatever the view, the dtype or the per-kernel triage's wording"""
+  from uopcheck.fuzz.graph import assign_cause, GraphVerdict, ASSIGN_CAUSE
+  shipped = json.loads((FINDINGS / "graph-e25ae63c8ab9.json").read_text())
+  assert assign_cause(shipped["program"], GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE
+  campaign = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 111, "kind": "normal", "device": "CPU"}],
+              "steps": [["const", "mod", 0, 16], ["reshape", 0, [2, 1]], ["reduce", "min", 2, [1], False], ["assign", 0, 1]],
+              "outputs": [4, 2]}
+  assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE
+  assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=0)) is None    # the assign itself is not a view
+  no_assign = {**campaign, "steps": campaign["steps"][:3], "outputs": [2]}
+  assert assign_cause(no_assign, GraphVerdict(False, "mismatch", output=0)) is None

@@ -162,10 +162,12 @@ def _failed_output(desc:dict, v:GraphVerdict) -> int:
 
 def assign_cause(desc:dict, v:GraphVerdict) -> str|None:
   """A wrong output that is a view of an input the program also assigns to, realized together with that assign (it reads
-  the assigned values: shipped as graph-7c49918cc538's bug): one bug whatever the view, the dtype or the assigned value."""
+  the assigned values: shipped as graph-e25ae63c8ab9's bug): one bug whatever the view, the dtype or the assigned value."""
   base = input_under_views(desc, _failed_output(desc, v))
-  if base is not None and any(st_[0] == "assign" and st_[1] == base for st_ in desc["steps"]): return "assign:view-of-target"
+  if base is not None and any(st_[0] == "assign" and st_[1] == base for st_ in desc["steps"]): return ASSIGN_CAUSE
   return None
+
+ASSIGN_CAUSE = "assign:view-of-target"
 
 def jit_cause(desc:dict, v:GraphVerdict) -> str:
   """What a TinyJit failure turns on, for its signature: an output that makes no kernel over a jit input (tinygrad
@@ -220,7 +222,11 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   cause = jit_cause(desc, v) if is_jit else assign_cause(desc, v) if v.kind == "mismatch" else None
   what = re.sub(r"\(N(, N)*,?\)", "(N...)",
                 re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else cause or norm
-  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{blame}|{op if v.kind != 'crash' and cause is None else ''}|{what}")
+  # (the assign cause leaves the blame out too: whether the per-kernel triage says "scheduler" or, when every kernel and
+  # the chain agree, "scheduler (each kernel agrees ...)" depends on the program around it, not on the bug)
+  sig_blame = "" if cause == ASSIGN_CAUSE else blame
+  sig_op = op if v.kind != "crash" and cause is None else ""
+  sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{sig_blame}|{sig_op}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
   if v.wrong: d["wrong_scheduler"] = v.wrong
