@@ -109,3 +109,12 @@ def test_rules_verify_only_names_a_rule_exactly_and_must_match(tmp_path, capsys)
 def test_train_unknown_config_is_a_usage_error(capsys):
   assert main(["train", "--config", "bogus", "--report", "term"]) == 2
   assert "--config 'bogus': unknown model config; known: tiny" in capsys.readouterr().err
+
+@pytest.mark.parametrize("argv,says", [
+  (["fuzz", "symbolic", "--scheduler", "x:y"], "fuzz symbolic: --scheduler is for fuzz graph only"),
+  (["fuzz", "symbolic", "--workers", "2", "--profile", "large"], "fuzz symbolic: --profile, --workers are for fuzz graph only"),
+  (["fuzz", "graph", "--no-pipeline"], "fuzz graph: --no-pipeline is for fuzz symbolic only"),
+  (["check", "matmul", "--scheduler", "nosuch:fn"], "cannot load scheduler 'nosuch:fn'")])
+def test_flags_another_command_reads_and_unloadable_schedulers_are_refused(argv, says, capsys):
+  """graph-only flags given to fuzz symbolic were ignored silently; check --scheduler nosuch:fn exited 1 where fuzz exits 2"""
+  assert main(argv + ["--report", "term"]) == 2 and says in capsys.readouterr().err

@@ -31,6 +31,9 @@ def _cmd_check(args) -> int:
     print(f"uopcheck: unknown graph(s) {unknown}; known: {', '.join(catalog.REAL_GRAPHS)}", file=sys.stderr)
     return 2
   from uopcheck.fast import hcq2_active
+  if args.scheduler:   # a scheduler that cannot load is a usage error here too (exit 2, as in fuzz), before any worker starts
+    from uopcheck.fast.runner import load_scheduler
+    load_scheduler(args.scheduler)
   if not args.per_kernel:
     # the path the device opens with: the mock GPU runs the plain one (fast.devices.open_device)
     args.hcq2 = not args.no_hcq2 and not args.device.startswith("MOCK+") and hcq2_active()
@@ -114,8 +117,21 @@ def _cmd_conformance(args) -> int:
     return 2
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
+# flags one fuzzer reads, with their defaults: given to the other fuzzer they would be ignored silently, so they are refused
+FUZZER_ONLY_FLAGS: dict[str, dict[str, object]] = {
+  "graph": {"scheduler": None, "cluster": None, "shard_minutes": None, "case_timeout": None, "device": "CPU", "profile": "small",
+            "workers": 1, "self_test_bug": False},
+  "symbolic": {"harvest": False, "no_pipeline": False, "reading": "undefined"}}
+
+def _refuse_other_fuzzers_flags(args) -> None:
+  for fuzzer, flags in FUZZER_ONLY_FLAGS.items():
+    if fuzzer == args.fuzz_cmd: continue
+    given = [f"--{k.replace('_', '-')}" for k, default in flags.items() if getattr(args, k) != default]
+    if given: raise SpecError(f"fuzz {args.fuzz_cmd}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for fuzz {fuzzer} only")
+
 def _cmd_fuzz(args) -> int:
   from uopcheck.fuzz.campaign import FUZZERS
+  _refuse_other_fuzzers_flags(args)
   if args.hypothesis_profile: os.environ["UOPCHECK_HYPOTHESIS_PROFILE"] = args.hypothesis_profile   # campaign workers inherit it
   return FUZZERS[args.fuzz_cmd][1](args)
 
