@@ -138,7 +138,7 @@ def _ancestors(desc:dict, vid:int) -> set[int]:
 LAYOUT_KEPT = {"reshape", "bitcast"}   # view steps that leave a contiguous buffer contiguous
 
 def input_under_views(desc:dict, out:int) -> int|None:
-  """The jit input a value is, when it is only steps that make no kernel of their own over it: movement (``VIEW_STEPS``),
+  """The input a value is, when it is only steps that make no kernel of their own over it: movement (``VIEW_STEPS``),
   a reduction or cumsum over axes of size 1, and ``contiguous()`` of something already contiguous (the input, or a reshape of it);
   else None. Conservative: ``contiguous()`` over a permute, flip, pad, ... copies, so it is a kernel and the answer is None."""
   n_in, x, below_contiguous, shapes = len(desc["inputs"]), out, False, None

@@ -6,7 +6,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, least_upper_dtype
 from uopcheck.spec.alu import Lanes, eval_alu, cast, bitcast
-from uopcheck.spec.numpy_dtypes import np_dtype, round_to, order_dependent_sum, finite_abs
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to, order_dependent_sum, finite_abs, sum_may_overflow
 from uopcheck.spec import ints
 
 def lanes_or(first:np.ndarray, *rest:np.ndarray) -> np.ndarray:
@@ -71,7 +71,10 @@ def reduce_lanes(x:Lanes, axes:tuple[int, ...], rop:Ops, dt:DType, keepdims:bool
       if rop is Ops.MAX: out = np.max(f, axis=axes, keepdims=keepdims) if f.size else np.full(out_shape, -np.inf)
       else: out = (np.sum if rop is Ops.ADD else np.prod)(f, axis=axes, keepdims=keepdims)
     if rop is Ops.MAX: undef = undef | np.isnan(f).any(axis=axes, keepdims=keepdims)  # NaN under MAX is order-dependent
-    if rop is Ops.ADD: undef = undef | order_dependent_sum(np.sum(finite_abs(f), axis=axes, keepdims=keepdims), dt)
+    if rop is Ops.ADD and f.size:
+      a = finite_abs(f)
+      if sum_may_overflow(a.max(), f.size // max(1, int(np.prod(out_shape))), dt):
+        undef = undef | order_dependent_sum(np.sum(a, axis=axes, keepdims=keepdims), dt)
     out = round_to(out, dt)
   elif rop is Ops.MAX:
     out = np.max(v, axis=axes, keepdims=keepdims) if v.size else np.full(out_shape, dt.min, np_dtype(dt))

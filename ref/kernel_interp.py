@@ -17,7 +17,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec.structural import verify
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array, order_dependent_sum, finite_abs
+from uopcheck.spec.numpy_dtypes import np_dtype, round_to, const_array, order_dependent_sum, finite_abs, sum_may_overflow
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
 
 @dataclass
@@ -212,7 +212,9 @@ class KernelInterpreter:
       return np.asarray(r).reshape(shape)
     shape = [1] * self.ndim
     for i in out_axes: shape[i] = xa.shape[xk.index(i)] if i in xk else ya.shape[yk.index(i)]
-    return Lanes(round_to(contract(xa, ya), u.dtype), order_dependent_sum(contract(finite_abs(xa), finite_abs(ya)), u.dtype),
+    ax, ay = finite_abs(xa), finite_abs(ya)
+    may = sum_may_overflow(ax.max(initial=0) * ay.max(initial=0), int(np.prod(list(red.values()))), u.dtype)
+    return Lanes(round_to(contract(xa, ya), u.dtype), order_dependent_sum(contract(ax, ay), u.dtype) if may else np.zeros(shape, bool),
                  np.zeros(shape, bool))
 
   def _reduce(self, u:UOp) -> Lanes:

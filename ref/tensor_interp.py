@@ -25,7 +25,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
 from uopcheck.ref.elementwise import commit, alu_node, bitcast_node, reduce_lanes
-from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array, order_dependent_sum, finite_abs
+from uopcheck.spec.numpy_dtypes import np_dtype, from_bytes, round_to, const_array, order_dependent_sum, finite_abs, sum_may_overflow
 from uopcheck.spec.structural import verify
 from uopcheck.ref import movement
 
@@ -268,7 +268,11 @@ class TensorInterpreter:
       return np.broadcast_to(np.reshape(r, [shape[a] if letters[a] in present else 1 for a in out_axes]), [shape[a] for a in out_axes])
     r = contract(xa, ya)
     z = np.zeros(np.shape(r), bool)
-    return Lanes(round_to(np.asarray(r), u.dtype), order_dependent_sum(contract(finite_abs(xa), finite_abs(ya)), u.dtype), z)
+    ax, ay = finite_abs(xa), finite_abs(ya)
+    n_terms = int(np.prod([shape[perm[i]] for i in range(u.arg[1])]))
+    undefined = order_dependent_sum(contract(ax, ay), u.dtype) if sum_may_overflow(ax.max(initial=0) * ay.max(initial=0), n_terms, u.dtype) \
+                else z.copy()
+    return Lanes(round_to(np.asarray(r), u.dtype), undefined, z)
 
   def _reduce(self, u:UOp) -> Lanes:
     rop, n = u.arg

@@ -74,6 +74,13 @@ def order_dependent_sum(abs_sum:np.ndarray, dt:DType) -> np.ndarray:
   if m is None: return np.zeros(np.shape(abs_sum), bool)
   with np.errstate(all="ignore"): return np.asarray(abs_sum, dtype=np.float64) > m
 
+def sum_may_overflow(largest_term:float, n_terms:int, dt:DType) -> bool:
+  """Whether any lane of a sum of ``n_terms`` terms, none over ``largest_term`` in absolute value, can pass ``dt``'s
+  largest finite value: when not, ``order_dependent_sum`` is False everywhere and its |term| sums need not be computed
+  (the matmul shortcut would otherwise run a second einsum for every contraction)."""
+  m = max_finite(dt)
+  return m is not None and float(largest_term) * n_terms * (1 + 1e-9) > m
+
 def finite_abs(x:np.ndarray) -> np.ndarray:
   """|x| as float64 where x is finite, 0 at inf and NaN (those propagate exactly in any order)."""
   f = np.asarray(x, dtype=np.float64)

@@ -117,16 +117,15 @@ def _cmd_conformance(args) -> int:
     return 2
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
-# flags one fuzzer reads, with their defaults: given to the other fuzzer they would be ignored silently, so they are refused
-FUZZER_ONLY_FLAGS: dict[str, dict[str, object]] = {
-  "graph": {"scheduler": None, "cluster": None, "shard_minutes": None, "case_timeout": None, "device": "CPU", "profile": "small",
-            "workers": 1, "self_test_bug": False},
-  "symbolic": {"harvest": False, "no_pipeline": False, "reading": "undefined"}}
+# flags one fuzzer reads: given to the other fuzzer (away from the parser's default) they would be ignored silently, so
+# they are refused
+FUZZER_ONLY_FLAGS = {"graph": ("scheduler", "cluster", "shard_minutes", "case_timeout", "device", "profile", "workers", "self_test_bug"),
+                     "symbolic": ("harvest", "no_pipeline", "reading")}
 
 def _refuse_other_fuzzers_flags(args) -> None:
   for fuzzer, flags in FUZZER_ONLY_FLAGS.items():
     if fuzzer == args.fuzz_cmd: continue
-    given = [f"--{k.replace('_', '-')}" for k, default in flags.items() if getattr(args, k) != default]
+    given = [f"--{k.replace('_', '-')}" for k in flags if getattr(args, k) != args.flag_defaults[k]]
     if given: raise SpecError(f"fuzz {args.fuzz_cmd}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for fuzz {fuzzer} only")
 
 def _cmd_fuzz(args) -> int:
@@ -312,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
   f.add_argument("--harvest", action="store_true", help="symbolic: rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
   f.add_argument("--no-pipeline", action="store_true", help="symbolic: check e vs e.simplify() only, not the codegen integer pipeline")
   f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
-  f.set_defaults(fn=_cmd_fuzz)
+  f.set_defaults(fn=_cmd_fuzz, flag_defaults={k: f.get_default(k) for flags in FUZZER_ONLY_FLAGS.values() for k in flags})
   r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")

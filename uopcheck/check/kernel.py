@@ -222,21 +222,21 @@ def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -
       res.notes.append(f"an output is a non-contiguous view, compared through the fast output only ({type(e).__name__}: {e})")
       continue
     n = int(np.prod(r.value.shape))
+    want, undefined = r.value.reshape(-1), r.undefined.reshape(-1)
     if not u.buffer.is_initialized():   # tinygrad realized it without running anything into it (e.g. a cumsum of a folded
       # constant): reading it runs a schedule of its own, outside the steps checked here -- compared as a whole only
       res.notes.append("an output's buffer was left unallocated by the realize (tinygrad computes it when read): compared whole")
-      c_whole = compare(r.value.reshape(-1), to_numpy(t).reshape(-1), t.dtype, tol, r.undefined.reshape(-1))
-      res.tensor_ok &= c_whole.ok
+      res.tensor_ok &= compare(want, to_numpy(t).reshape(-1), t.dtype, tol, undefined).ok
       continue
     chained = mem.read(u)
-    c_chain = compare(r.value.reshape(-1), chained.value[:n], t.dtype, tol, r.undefined.reshape(-1) | chained.undefined[:n])
+    c_chain = compare(want, chained.value[:n], t.dtype, tol, undefined | chained.undefined[:n])
     fast_vals = from_bytes(bytes(u.buffer.as_memoryview()), u.dtype, (u.buffer.size,))[:n]
-    c_fast = compare(r.value.reshape(-1), fast_vals, t.dtype, tol, r.undefined.reshape(-1))
+    c_fast = compare(want, fast_vals, t.dtype, tol, undefined)
     res.chain_ok &= c_chain.ok; res.tensor_ok &= c_fast.ok
     # lanes the tensor graph defines and the kernels' ASTs leave undefined (a rewrite made e.g. a WHERE a MAX, which is
     # order-dependent with a NaN): the chain skips them, so a wrong device value there is the scheduler's, not the runtime's
-    introduced = chained.undefined[:n] & ~r.undefined.reshape(-1)
-    if not c_fast.ok and introduced.any() and compare(r.value.reshape(-1), fast_vals, t.dtype, tol, r.undefined.reshape(-1) | introduced).ok:
+    introduced = chained.undefined[:n] & ~undefined
+    if not c_fast.ok and introduced.any() and compare(want, fast_vals, t.dtype, tol, undefined | introduced).ok:
       res.undefined_introduced += int(introduced.sum())
     if not c_chain.ok and not res.message: res.message = f"kernel chain vs tensor ref: {c_chain.summary()}"
   bad = next((k for k in res.kernels if not k.ok), None)
