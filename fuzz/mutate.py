@@ -142,7 +142,9 @@ def detect_rules(m, site, work, opts) -> tuple[bool, str]:
           f"rs = [r for r in all_rules() if r.key.startswith('tinygrad/{m.file}:')"
           f" and {line - 4} <= int(r.key.split(':')[1].split('#')[0]) <= {line}]\n"
           "known = load_known()\n"
-          "print(json.dumps([r.key for r in rs if verify_rule(r).verdict == 'refuted' and r.key not in known]))")
+          "vs = [(r.key, verify_rule(r)) for r in rs]\n"
+          "print(json.dumps([k for k, v in vs if v.int_verdict == 'refuted' and k not in known] +\n"
+          "                 ['float:' + k for k, v in vs if v.float_verdict == 'refuted' and 'float:' + k not in known]))")
   rc, out = _run([sys.executable, "-c", code], env_for(site), work, opts.get("rules_timeout", 900))
   try: refuted = json.loads(out.strip().splitlines()[-1])
   except (ValueError, IndexError): return rc != 0, f"rules verify failed (exit {rc})"

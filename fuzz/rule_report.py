@@ -6,7 +6,7 @@ README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import json, os, pathlib
 from uopcheck.results import Column, Table, Section, Result
-from uopcheck.fuzz.rule_verify import RuleVerdict, summary
+from uopcheck.fuzz.rule_verify import RuleVerdict, summary, FLOAT_KNOWN_PREFIX
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
 
@@ -22,29 +22,66 @@ def load_known(path:str|os.PathLike=KNOWN) -> dict[str, str]:
 
 def _cex_line(v:RuleVerdict) -> str:
   c = v.counterexample or {}
+  if c.get("reading") == "ieee": return _float_cex_line(c.get("dtype", ""), c)
   reach = c.get("reachable") or {}
   return (f"{c.get('dtype')}: {c.get('before')} -> {c.get('after')} at {c.get('assignment')} (bounds/constants {c.get('constants')}): "
           f"{c.get('value_before')} vs {c.get('value_after')} [{c.get('reading')} reading]; "
           f"{'REACHABLE: ' if reach.get('reachable') else 'not shown reachable: '}{reach.get('result', '')}")
 
-COLUMNS = [Column("rule (file:line)", width=38), Column("verdict", width=8), Column("time", width=6, align=">", fmt=".1f"),
-           Column("paths", width=6, align=">"), Column("dtypes / why"), Column("source", term=False), Column("counterexample / why", term=False)]
+def _float_cex_line(dtype:str, c:dict) -> str:
+  lib = c.get("liberty")
+  zs = " (only the sign of a zero)" if c.get("zero_sign_only") else ""
+  return (f"{dtype}: {_one_line(c.get('before'))} -> {_one_line(c.get('after'))} at {c.get('assignment')} (constants {c.get('constants')}): "
+          f"{c.get('value_before')} vs {c.get('value_after')}{zs} [IEEE]; fails at {', '.join(c.get('classes') or []) or '?'}" +
+          (f"; tinygrad's comment \"{lib['states']}\" ({lib['assumes']}): {lib['verdict']}"
+           f"{' at ' + str(lib['counterexample']) if lib.get('counterexample') else ''}" if lib else ""))
+
+def _one_line(x) -> str: return " ".join(str(x).split())[:160]
+
+COLUMNS = [Column("rule (file:line)", width=38), Column("verdict", width=8), Column("int", width=8), Column("float", width=8),
+           Column("time", width=6, align=">", fmt=".1f"), Column("paths", width=6, align=">"), Column("dtypes / why"),
+           Column("source", term=False), Column("counterexample / why", term=False)]
+
+LETTER = {"proved": "P", "refuted": "R", "liberty": "L", "bounded": "B", "unknown": "U", "n/a": "."}
+
+def grid(verdicts:list[RuleVerdict]) -> Table:
+  """rule x dtype: one letter per instantiation (P proved, R refuted, L sound only under tinygrad's stated liberty,
+  B bounded, U unknown, . no instance of that dtype)"""
+  from uopcheck.fuzz.rule_verify import MAIN_DTYPES
+  from uopcheck.fuzz.float_verify import FLOAT_DTYPES
+  names = [d.name for d in MAIN_DTYPES + FLOAT_DTYPES]
+  short = {n: n.replace("unsigned ", "u").replace("signed ", "s").replace("__", "") for n in names}
+  cols = [Column("rule", width=30)] + [Column(short[n], width=max(2, len(short[n])), align=">") for n in names]
+  rows = [{"rule": v.rule[9:], **{short[n]: LETTER.get(v.dtypes.get(n, "n/a"), "?") for n in names}} for v in verdicts if v.verdict != "n/a"]
+  return Table(cols, rows, title="rule x dtype (P proved, R refuted, L liberty, B bounded, U unknown, . none)")
 
 def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False) -> Result:
-  """the per-rule table (n/a rules only with ``show_na``), the summary line, and one section per refutation"""
+  """the per-rule table (n/a rules only with ``show_na``), the rule x dtype grid, the summary lines, and one section per
+  refutation (integer and float apart)"""
   known = known or {}
   rows = []
   for v in verdicts:
     if v.verdict == "n/a" and not show_na: continue
     dts = ",".join(f"{k}:{x[0]}" for k, x in v.dtypes.items() if x != "proved") or "all proved"
-    tag = " (known)" if v.verdict == "refuted" and v.rule in known else " (NEW)" if v.verdict == "refuted" else ""
-    rows.append({"rule (file:line)": v.rule[9:], "verdict": v.verdict + tag, "time": v.seconds, "paths": v.paths,
-                 "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}", "source": v.source,
-                 "counterexample / why": _cex_line(v) if v.verdict == "refuted" else v.why})
+    new_int = v.int_verdict == "refuted" and v.rule not in known
+    new_float = v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known
+    tag = " (NEW)" if new_int or new_float else " (known)" if v.verdict == "refuted" else ""
+    rows.append({"rule (file:line)": v.rule[9:], "verdict": v.verdict + tag, "int": v.int_verdict, "float": v.float_verdict,
+                 "time": v.seconds, "paths": v.paths, "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}",
+                 "source": v.source, "counterexample / why": _cex_line(v) if v.verdict == "refuted" else v.why})
   s = summary(verdicts, known)
-  line = (f"{s['integer_rules']} integer rules ({s['not_integer']} more are float/memory/graph rules, n/a): proved {s['proved']}, "
-          f"refuted {s['refuted']} ({len(s['refuted_new'])} new), bounded {s['bounded']}, unknown {s['unknown']}; "
-          f"decided for all inputs: {100 * s['decided_fraction']:.1f}%")
-  return Result("rules_verify", "uopcheck rules verify: tinygrad's integer rewrite rules", {"summary": s, "rules": [v.as_json() for v in verdicts]},
-                tables=[Table(COLUMNS, rows)], summary=[line],
-                sections=[Section(f"REFUTED {v.rule}: {v.source}", [_cex_line(v)]) for v in verdicts if v.verdict == "refuted"])
+  lines = [f"{s['integer_rules']} integer rules: proved {s['proved']}, refuted {s['refuted']}, bounded {s['bounded']}, unknown {s['unknown']}; "
+           f"decided for all inputs: {100 * s['decided_fraction']:.1f}% of rules, {100 * s['integer_instantiations_decided']:.1f}% of "
+           f"{s['integer_instantiations']} rule x dtype instantiations",
+           f"{s['float_rules']} float rules (IEEE, float16/bfloat16/float32/float64): proved {s['float_proved']}, refuted {s['float_refuted']}, "
+           f"sound only under tinygrad's stated liberty {s['float_liberty']}, bounded {s['float_bounded']}, unknown {s['float_unknown']}; decided: "
+           f"{100 * s['float_decided_fraction']:.1f}% of rules, {100 * s['float_instantiations_decided']:.1f}% of {s['float_instantiations']} "
+           f"rule x dtype instantiations",
+           f"{len(s['no_verdict'])} rules with no integer or float instance (memory or graph-structure rules); "
+           f"{len(s['refuted_new'])} refutations new (not on {KNOWN.name})"]
+  sections = [Section(f"REFUTED {v.rule}: {v.source}", [_cex_line(v)]) for v in verdicts if v.int_verdict == "refuted"]
+  sections += [Section(f"REFUTED under IEEE {v.rule}: {v.source}", [_float_cex_line(d, c) for d, c in v.float_counterexamples.items()])
+               for v in verdicts if v.float_verdict in ("refuted", "liberty")]
+  return Result("rules_verify", "uopcheck rules verify: tinygrad's rewrite rules, integer and IEEE float",
+                {"summary": s, "rules": [v.as_json() for v in verdicts]}, tables=[Table(COLUMNS, rows), grid(verdicts)], summary=lines,
+                sections=sections)

@@ -517,17 +517,21 @@ class RuleVerdict:
   rule: str
   matchers: tuple[str, ...]
   source: str
-  verdict: str
-  dtypes: dict[str, str]
+  verdict: str                 # the worst over every dtype, integer and float
+  dtypes: dict[str, str]       # dtype name -> verdict, integer dtypes then float ones (fuzz/float_verify.py)
   why: str
   seconds: float
   paths: int
   counterexample: dict|None = None
+  int_verdict: str = "n/a"     # the worst over the integer dtypes (weakint, the sized ints, bool)
+  float_verdict: str = "n/a"   # the worst over float16, bfloat16, float32, float64 under IEEE (``liberty``: see float_verify)
+  float_counterexamples: dict = field(default_factory=dict)   # float dtype -> its confirmed counterexample (refuted, liberty)
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
-ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "proved": 3, "n/a": 4}
+ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "liberty": 3, "proved": 4, "n/a": 5}
+def worst_of(verdicts) -> str: return min(verdicts, key=lambda v: ORDER[v], default="n/a")
 
-def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET) -> RuleVerdict:
+def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET, with_floats:bool=True) -> RuleVerdict:
   st = time.perf_counter()
   queries = Budget(MAX_QUERIES, RULE_RLIMIT)
   per_dt: dict[str, str] = {}
@@ -557,9 +561,19 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     per_dt[dt.name] = worst.verdict
     if worst.verdict != "proved": whys.append(f"{dt.name}: {worst.why}")
     if worst.verdict == "refuted" and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
-  verdict = "n/a" if not per_dt else min(per_dt.values(), key=lambda v: ORDER[v])
-  if verdict == "n/a": whys.append("no well-typed integer instance makes the rule fire (float, memory or graph-structure rule)")
-  return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex)
+  int_verdict = worst_of(per_dt.values())
+  from uopcheck.fuzz.float_verify import verify_float_rule   # it builds on this module's instances
+  floats = verify_float_rule(rule, plan_budget) if with_floats else {}
+  for name, fv in floats.items():
+    per_dt[name] = fv.verdict
+    if fv.verdict not in ("proved", "liberty"): whys.append(f"{name}: {fv.why}")
+  float_verdict = worst_of(fv.verdict for fv in floats.values())
+  verdict = worst_of(per_dt.values())
+  if verdict == "n/a": whys.append("no well-typed integer or float instance makes the rule fire (memory or graph-structure rule)")
+  fcex = {name: fv.counterexample for name, fv in floats.items() if fv.counterexample is not None}
+  if cex is None and fcex: cex = {"dtype": next(iter(fcex)), **next(iter(fcex.values()))}
+  return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex,
+                     int_verdict, float_verdict, fcex)
 
 # ** the whole table **
 
@@ -586,13 +600,33 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
     if workers > 1: pool.terminate()
   return out
 
+FLOAT_KNOWN_PREFIX = "float:"   # a float refutation's key in the known list: float:tinygrad/uop/symbolic.py:165
+
 def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
+  """integer and float apart: per rule (its worst dtype) and per rule x dtype instantiation; a refutation not on the
+  known list is new (a float one is known as ``float:<rule>``)"""
+  from uopcheck.fuzz.float_verify import FLOAT_DTYPES
   known = known or {}
-  integer = [v for v in verdicts if v.verdict != "n/a"]
-  count = lambda k: sum(1 for v in integer if v.verdict == k)
-  refuted_new = [v.rule for v in integer if v.verdict == "refuted" and v.rule not in known]
-  return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count("proved"), "refuted": count("refuted"),
-          "bounded": count("bounded"), "unknown": count("unknown"), "not_integer": len(verdicts) - len(integer),
-          "decided_fraction": round((count("proved") + count("refuted")) / max(1, len(integer)), 4),
-          "refuted_new": refuted_new, "refuted_known": [v.rule for v in integer if v.verdict == "refuted" and v.rule in known],
+  fnames = {d.name for d in FLOAT_DTYPES}
+  integer = [v for v in verdicts if v.int_verdict != "n/a"]
+  floats = [v for v in verdicts if v.float_verdict != "n/a"]
+  count = lambda vs, attr, k: sum(1 for v in vs if getattr(v, attr) == k)
+  inst = lambda fl: [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != "n/a"]
+  int_inst, float_inst = inst(False), inst(True)
+  decided = lambda xs: round(sum(1 for x in xs if x in ("proved", "refuted", "liberty")) / max(1, len(xs)), 4)
+  refuted_new = [v.rule for v in integer if v.int_verdict == "refuted" and v.rule not in known] + \
+                [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known]
+  return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count(integer, "int_verdict", "proved"),
+          "refuted": count(integer, "int_verdict", "refuted"), "bounded": count(integer, "int_verdict", "bounded"),
+          "unknown": count(integer, "int_verdict", "unknown"), "not_integer": len(verdicts) - len(integer),
+          "decided_fraction": round((count(integer, "int_verdict", "proved") + count(integer, "int_verdict", "refuted")) / max(1, len(integer)), 4),
+          "integer_instantiations": len(int_inst), "integer_instantiations_decided": decided(int_inst),
+          "float_rules": len(floats),
+          **{f"float_{k}": count(floats, "float_verdict", k) for k in ("proved", "refuted", "liberty", "bounded", "unknown")},
+          "float_decided_fraction": round(sum(1 for v in floats if v.float_verdict in ("proved", "refuted", "liberty")) / max(1, len(floats)), 4),
+          "float_instantiations": len(float_inst), "float_instantiations_decided": decided(float_inst),
+          "no_verdict": [v.rule for v in verdicts if v.verdict == "n/a"],
+          "refuted_new": refuted_new,
+          "refuted_known": [v.rule for v in integer if v.int_verdict == "refuted" and v.rule in known] +
+                           [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule in known],
           "seconds": round(sum(v.seconds for v in verdicts), 1)}

@@ -92,9 +92,11 @@ def _eval_float(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
   if op in _FLOAT_UNARY: return Lanes.ok(_float_compute(dt, _FLOAT_UNARY[op], srcs[0]))
   if op in _FLOAT_BINARY: return Lanes.ok(_float_compute(dt, _FLOAT_BINARY[op], *srcs))
   if op is Ops.MAX:
-    # tinygrad lowers MAX to a compare-and-select whose NaN result depends on operand order: the spec leaves it open
+    # tinygrad defines MAX by its lowering, ``a < b ? b : a`` (codegen/decomp/op.py; the C and LLVM renderers have no MAX):
+    # a tie of +0 and -0 gives the first operand (numpy's maximum would give the second). Where an operand is NaN the
+    # result depends on operand order (and PTX/NIR render a native max): the spec leaves those lanes open.
     a, b = srcs
-    v = _float_compute(dt, np.maximum, a, b)
+    with np.errstate(invalid="ignore"): v = _float_compute(dt, lambda x, y: np.where(x < y, y, x), a, b)
     return Lanes(v, np.isnan(a) | np.isnan(b), _undef(shape))
   if op is Ops.MULACC: return Lanes.ok(_float_compute(dt, lambda a, b, c: a*b+c, *srcs))
   raise SpecError(f"{op} is not defined on floats", op, dt, shape)

@@ -7,7 +7,8 @@ scope. ``conformance/test_spec_table.py`` fails when tinygrad has an op this tab
 An ALU entry is executable: its numpy ``evaluate`` (``spec.alu.eval_alu`` reads it), ``arity``, the ``domain`` of dtypes
 it is defined on, its float ``tolerance`` class (``spec.floats.op_tolerance`` reads it), the fuzzers that draw it
 (``fuzz``) and, for an op with integer values, its one ``z3`` definition (``spec.intsem``, which every encoding of
-``spec.z3model`` shares); a test requires every in-scope ALU op to have every entry and checks the fuzzers against the hints.
+``spec.z3model`` shares), for an op with exact float values its one IEEE ``fp`` definition (``spec.fpsem``); a test
+requires every in-scope ALU op to have every entry and checks the fuzzers against the hints.
 (Comparisons, WHERE and casts are sort-generic: the z3 model translates them itself.)"""
 from __future__ import annotations
 import dataclasses
@@ -19,6 +20,7 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
 from uopcheck.spec import alu
 from uopcheck.spec.intsem import INT_SEMANTICS
+from uopcheck.spec.fpsem import FLOAT_SEMANTICS
 
 class Stage(Enum):
   TENSOR = "tensor"    # the graph Tensor builds, before scheduling
@@ -42,6 +44,7 @@ class OpSpec:
   tolerance: str = ""              # exact | rounded | transcendental: how far a float result may be from the exact one
   fuzz: frozenset[str] = frozenset()   # fuzzers that draw the op directly: symbolic (integer expressions), graph (tensor programs)
   z3: Callable|None = None         # its one integer definition for the z3 model (spec.intsem): (domain, uop, operands) -> (value, conds)
+  fp: Callable|None = None         # its one IEEE float definition for z3 (spec.fpsem): (model, uop, operands) -> (value, conds)
 
 def _weak_ok(s:UOp, dt) -> bool: return s.dtype == dt or s.dtype in dtypes.weaks or s.base.is_invalid
 
@@ -178,7 +181,8 @@ def _build() -> dict[Ops, OpSpec]:
 
 def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
   for op, (f, dom, tol, fz) in _ALU.items():
-    t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz), z3=INT_SEMANTICS.get(op))
+    t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz), z3=INT_SEMANTICS.get(op),
+                                fp=FLOAT_SEMANTICS.get(op))
   return t
 
 OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())

@@ -41,6 +41,10 @@ RLIMIT = 10_000_000                # z3 resource units per feasibility query
 PROOF_RLIMIT = 20_000_000          # ... per refinement proof (64-bit division needs this much)
 MAX_QUERIES = 2400                 # z3 queries per rule, all dtypes together (most take milliseconds)
 RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes together
+# ... the float instances (fuzz/float_verify.py): IEEE proofs, each free constant at probe values
+FLOAT_PROOF_RLIMIT = 20_000_000    # z3 resource units per IEEE refinement proof
+FLOAT_RULE_RLIMIT = 400_000_000    # ... per rule, its four float dtypes together (a proved query is charged a quarter)
+FLOAT_PROBE_COMBOS = 48            # probe combinations of a rule's free float constants tried per instance
 # inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
 MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
 MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
