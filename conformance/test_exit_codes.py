@@ -118,3 +118,32 @@ def test_train_unknown_config_is_a_usage_error(capsys):
 def test_flags_another_command_reads_and_unloadable_schedulers_are_refused(argv, says, capsys):
   """graph-only flags given to fuzz symbolic were ignored silently; check --scheduler nosuch:fn exited 1 where fuzz exits 2"""
   assert main(argv + ["--report", "term"]) == 2 and says in capsys.readouterr().err
+
+def test_ctrl_c_during_a_z3_check_is_an_interrupt_never_a_verdict():
+  """z3 catches SIGINT itself and answers unknown ("interrupted from keyboard"): spec.z3model.check raises it instead"""
+  import os, signal, threading, time, z3
+  from uopcheck.spec.z3model import check
+  ctx = z3.Context()
+  x, y = z3.BitVecs("x y", 64, ctx)
+  s = z3.Solver(ctx=ctx)
+  s.add(x * y == 0x123456789ABCDEF1, z3.UGT(x, 1), z3.UGT(y, 1), z3.UDiv(x, y) + x * x * y == 12345678912345)
+  threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+  t = time.perf_counter()
+  with pytest.raises(KeyboardInterrupt): check(s)
+  assert time.perf_counter() - t < 5
+
+@pytest.mark.parametrize("argv,partial", [(["rules", "verify", "--workers", "1", "--report", "json"], "rules_done"),
+                                          (["fuzz", "symbolic", "--minutes", "3", "--report", "json"], "interrupted")])
+def test_ctrl_c_stops_within_a_second_writes_a_partial_report_and_exits_130(argv, partial, tmp_path):
+  import os, signal, subprocess, sys, time
+  extra = ["--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")] if argv[0] == "fuzz" else []
+  p = subprocess.Popen([sys.executable, "-c", "import sys; from uopcheck.cli import main; sys.exit(main(sys.argv[1:]))", *argv, *extra,
+                        "--report-dir", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+  time.sleep(10)
+  t = time.perf_counter()
+  os.killpg(p.pid, signal.SIGINT)   # as a terminal does: the whole process group, workers included
+  out = p.communicate(timeout=60)[0].decode()
+  assert p.returncode == 130 and time.perf_counter() - t < 5, out[-2000:]
+  reports = list((tmp_path / "r").rglob("*.json"))
+  data = [json.loads(f.read_text()) for f in reports if f.name != "run.json"]
+  assert data and (data[0].get("partial", {}).get(partial) is not None if partial == "rules_done" else data[0]["interrupted"]), out[-2000:]

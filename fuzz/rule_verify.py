@@ -25,13 +25,12 @@ expression has no z3 model), ``n/a`` (the rule never fires on a well-typed insta
 from __future__ import annotations
 import dataclasses, itertools, linecache, time
 from dataclasses import dataclass, field
-from typing import Iterable
 import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType, dtype_from_uop
 from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
-from uopcheck.spec.z3model import check_rewrite, solver_for, Proved, Refuted, Unknown
+from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 
@@ -344,7 +343,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
         else:
           solver.push()
           solver.add(z3.Not(taken))
-          r = solver.check()
+          r = check(solver)
           queries.charge(solver)
           if r == z3.sat:
             m = solver.model()
@@ -382,7 +381,7 @@ def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budg
     s = solver_for(q, ctx)
     s.set("rlimit", RLIMIT)
     s.add(*q)
-    r = s.check()
+    r = check(s)
     queries.charge(s)
     if r == z3.sat:
       m = s.model()
@@ -403,7 +402,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   s = solver_for(q, ctx)
   s.set("rlimit", RLIMIT)
   s.add(*q)
-  r = s.check()
+  r = check(s)
   queries.charge(s)
   return None if r == z3.unsat else f"the rule raises on a defined input ({res.error})"
 
@@ -581,23 +580,33 @@ def _verify_key(key:str) -> dict:
   rule = next(r for r in all_rules() if r.key == key)
   return verify_rule(rule).as_json()
 
+class RulesInterrupted(KeyboardInterrupt):
+  """Ctrl-C during ``verify_all``: the verdicts finished before it (``done``), none of them cut short"""
+  def __init__(self, done:list[RuleVerdict], total:int):
+    super().__init__(f"interrupted after {len(done)} of {total} rules")
+    self.done, self.total = done, total
+
+def _quiet_worker() -> None:
+  """a pool worker leaves Ctrl-C to the parent: it ignores SIGINT, and z3 must not catch it either (z3 answers a caught
+  Ctrl-C with ``unknown``), so the parent stops the pool and keeps only whole verdicts"""
+  import signal
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  z3.set_param("ctrl_c", False)
+
 def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> list[RuleVerdict]:
-  """Every rule (or those whose key or matcher contains one of ``only``), ``workers`` processes; results in rule order.
-  Each rule is decided on its own with fixed budgets, so the table does not depend on the worker count or timing."""
+  """Every rule (or those whose key or matcher contains one of ``only``), ``workers`` processes (always at least one
+  besides this one, so Ctrl-C lands here); results in rule order. Each rule is decided on its own with fixed budgets, so
+  the table does not depend on the worker count or timing. Ctrl-C raises ``RulesInterrupted`` with the verdicts done."""
   import multiprocessing as mp
   from uopcheck.progress import bar
   keys = [r.key for r in all_rules(only)]
-  it: Iterable[dict]
-  if workers <= 1: it = map(_verify_key, keys)
-  else:
-    pool = mp.get_context("spawn").Pool(workers)
-    it = pool.imap(_verify_key, keys)
-  out = []
+  pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_quiet_worker)
+  out: list[RuleVerdict] = []
   try:
-    for d in bar(it, "rules", total=len(keys), unit="rules", enabled=progress):
+    for d in bar(pool.imap(_verify_key, keys), "rules", total=len(keys), unit="rules", enabled=progress):
       out.append(RuleVerdict(**{**d, "matchers": tuple(d["matchers"])}))
-  finally:
-    if workers > 1: pool.terminate()
+  except KeyboardInterrupt: raise RulesInterrupted(out, len(keys)) from None
+  finally: pool.terminate()
   return out
 
 FLOAT_KNOWN_PREFIX = "float:"   # a float refutation's key in the known list: float:tinygrad/uop/symbolic.py:165

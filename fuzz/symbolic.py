@@ -204,6 +204,8 @@ class CampaignStats:
   internal: list = field(default_factory=list)   # uopcheck-internal: refutations that did not confirm
   skipped_files: list = field(default_factory=list)
   seconds: float = 0.0
+  interrupted: bool = False                        # Ctrl-C: what was checked before it stands, nothing after it ran
+  unfinished: list = field(default_factory=list)  # a failure being shrunk when interrupted (its pending file, kept)
 
   def note_internal(self, e:UOp, v:Verdict, why:str) -> None:
     """a refutation that did not confirm: uopcheck's own failure, kept apart (the first 100)"""
@@ -266,13 +268,17 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
     else: attribute(d, f.case, reading)
     stats.file_finding(d, known, findings_dir)
-  if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
-  try: campaign.run()
+  try:
+    if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
+    campaign.run()
+  except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
+    stats.interrupted = True
+    if pending.exists(): stats.unfinished.append(str(pending))
   finally:
     stats.seconds = time.perf_counter() - start
-    status.close(stats.line())
+    status.close(stats.line() + (" (interrupted)" if stats.interrupted else ""))
   return stats
 
 def result(st:CampaignStats, extra:dict) -> Result:
@@ -298,8 +304,12 @@ def run_from_cli(args) -> int:
   st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
                     pipeline=not args.no_pipeline)
   from uopcheck.runs import report
-  report(args, result(st, {"minutes": args.minutes, "seed": args.seed, "reading": args.reading, "findings_dir": args.findings}), "fuzz-symbolic")
-  return exit_code(new=len(st.findings), internal=len(st.internal))
+  res = result(st, {"minutes": args.minutes, "seed": args.seed, "reading": args.reading, "findings_dir": args.findings})
+  if st.interrupted:
+    res.summary.insert(0, f"PARTIAL: interrupted (Ctrl-C) after {st.checked} checks in {st.seconds:.0f} s; saved findings stay saved" +
+                       "".join(f"; a failure not yet shrunk is kept in {p}" for p in st.unfinished))
+  report(args, res, "fuzz-symbolic")
+  return 130 if st.interrupted else exit_code(new=len(st.findings), internal=len(st.internal))
 
 from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E402
 # tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped

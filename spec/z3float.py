@@ -15,6 +15,7 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, Invalid
 from uopcheck.spec.fpsem import FLOAT_SORTS
 from uopcheck.spec.optable import OP_TABLE
+from uopcheck.spec.z3model import check
 
 CAST_INTS = [dtypes.int32, dtypes.uint8, dtypes.int64]   # int dtypes a cast in a float instance may come from or go to
 
@@ -147,7 +148,7 @@ def prove(before:UOp, after:UOp, rlimit:int, symbolic:dict[str, UOp]|None=None, 
     s.add(*m.bounds, bd, z3.Not(z3.And(ad, _same(bv, av, before.dtype))))
     if assume is not None: s.add(assume(m))
   except (Unsupported, z3.Z3Exception) as e: return "unknown", f"no IEEE model: {e}"
-  r = s.check()
+  r = check(s)
   if r == z3.unsat: return "proved", None
   if r == z3.unknown: return "unknown", f"z3: {s.reason_unknown()}"
   mdl = s.model()

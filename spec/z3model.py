@@ -418,7 +418,7 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
   s.add(*query)
-  r = s.check()
+  r = check(s)
   if on_check is not None: on_check(s)   # e.g. to charge the resource units spent to a budget
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
@@ -442,7 +442,7 @@ def _inexact(m:Z3Model, n:int, assume:tuple, rlimit:int|None, timeout_ms:int, on
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
   s.add(*q)
-  r = s.check()
+  r = check(s)
   if on_check is not None: on_check(s)
   if r == z3.unsat: return ""
   return f"the original may leave the z3 model's exact range (a weakint past {m.weak_bits} bits or a shift count past {WEAK_SHIFTS}): " + \
@@ -479,6 +479,13 @@ def pure_bv(exprs) -> bool:
     todo.extend(e.children())
   return True
 
+def check(solver:z3.Solver) -> z3.CheckSatResult:
+  """``solver.check()``, except that a Ctrl-C is an interrupt, never a verdict: z3 catches SIGINT itself during a check and
+  answers ``unknown`` ("interrupted from keyboard"), so Python never sees it -- raised here as ``KeyboardInterrupt``"""
+  r = solver.check()
+  if r == z3.unknown and "interrupted" in solver.reason_unknown(): raise KeyboardInterrupt("z3 check interrupted")
+  return r
+
 def solver_for(exprs, ctx:z3.Context) -> z3.Solver:
   return z3.SolverFor("QF_BV", ctx=ctx) if pure_bv(exprs) else z3.Solver(ctx=ctx)
 
@@ -498,7 +505,7 @@ def check_bounds(e:UOp, vmin, vmax, reading:OverflowReading=OverflowReading.UNDE
   s = z3.Solver(ctx=m.ctx)
   s.set("timeout", timeout_ms)
   s.add(*m.bounds, *m.links, d, z3.Or(iv < int(vmin), iv > int(vmax)))
-  r = s.check()
+  r = check(s)
   if r == z3.unsat: return Proved()
   if r == z3.unknown: return Unknown(f"z3: {s.reason_unknown()}")
   mdl = s.model()

@@ -150,10 +150,14 @@ def _cmd_rules(args) -> int:
   except ValueError as e:
     print(f"uopcheck: {e}", file=sys.stderr)
     return EXIT_USAGE
-  verdicts = rule_verify.verify_all(args.only or None, workers=args.workers)
+  try: verdicts, partial = rule_verify.verify_all(args.only or None, workers=args.workers), None
+  except rule_verify.RulesInterrupted as e: verdicts, partial = e.done, e
   res = rule_report.result(verdicts, known, show_na=args.show_na)
+  if partial is not None:   # an interrupt is never a verdict: the report holds only rules decided before it, and says so
+    res.data["partial"] = {"interrupted": True, "rules_done": len(partial.done), "rules_total": partial.total}
+    res.summary.insert(0, f"PARTIAL: interrupted (Ctrl-C) after {len(partial.done)} of {partial.total} rules; the rest were not decided")
   report(args, res, "rules-verify")
-  return exit_code(new=len(res.data["summary"]["refuted_new"]))
+  return 130 if partial is not None else exit_code(new=len(res.data["summary"]["refuted_new"]))
 
 def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each re-read as data and
