@@ -66,6 +66,8 @@ def test_gate_refuses_to_start_under_a_wrong_codegen_rule_the_cpu_shares(tmp_pat
     assert not (tmp_path / "metrics.jsonl").exists() or not (tmp_path / "metrics.jsonl").read_text()  # no step was trained
     # device and CPU agree (same wrong codegen): only the reference sees it
     assert all(k["cpu_ok"] and not k["ref_ok"] for k in bad) and "VALIDATE_WITH_CPU cannot see it" in report["blame"]
+    # a compiler bug writes the same wrong bytes on every re-run from the same inputs: not a device fault
+    assert all(k["rerun"] == "deterministic" for k in bad) and not report["fault"], bad
     rep = bad[0]["reproducer"]
     ok, msg = replay_reproducer(rep)
     assert not ok and "dev vs ref FAIL" in msg and "identical to the recorded run" in msg, msg
@@ -105,6 +107,31 @@ def test_gate_catches_a_jit_replay_that_differs_from_its_kernels(tmp_path, monke
   assert all(r.ok for r in res.rows) and not res.replay_ok and not res.ok and res.blame == "JIT replay", res.table()
 
 @pytest.mark.slow
+def _corrupting_one_lane(monkeypatch):
+  """a device fault: one byte of one kernel's output, as the device wrote it during the checked step, flipped once"""
+  orig = gate_mod.step_captured
+  def faulty(*a, **kw):
+    log = orig(*a, **kw)
+    for st in log.steps:
+      slots = [i for i in gate_mod._stored_slots(st.call.src[0]) if st.after[i]] if st.kind == "kernel" else []
+      if slots:
+        raw, size = bytearray(st.after[slots[0]]), gate_mod._args(st.call)[slots[0]].buffer.dtype.itemsize
+        raw[(len(raw) // 2 // size) * size + size - 1] ^= 0x40   # the top byte of the middle element (little-endian): far off
+        st.after[slots[0]] = bytes(raw)
+        break
+    return log
+  monkeypatch.setattr(gate_mod, "step_captured", faulty)
+
+def test_gate_tells_a_nondeterministic_device_fault_from_a_compiler_bug(tmp_path, monkeypatch):
+  _corrupting_one_lane(monkeypatch)
+  res = CPUGate(_trainer(), tmp_path).run(_batches(1), 1e-3)
+  bad = [r for r in res.rows if not r.ok]
+  assert len(bad) == 1 and not bad[0].cpu_ok, res.table()   # the all-lanes check against the CPU sees the one lane
+  assert bad[0].rerun == "nondeterministic" and "re-run 1 of" in bad[0].rerun_detail, bad[0]
+  assert res.fault and res.blame.startswith("nondeterministic device fault"), res.table()
+  rc = main(["train", *SMALL, "--steps", "2", "--validate", "--gate-only", "--out", str(tmp_path / "cli")])
+  assert rc == 4 and json.loads((tmp_path / "cli" / "gate.json").read_text())["fault"]
+
 def test_train_cli_trains_tiny_behind_the_gate_and_the_loss_falls(tmp_path):
   out = tmp_path / "run"
   rc = main(["train", "--config", "tiny", "--steps", "50", "--validate", "--out", str(out)])

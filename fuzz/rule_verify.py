@@ -525,6 +525,7 @@ class RuleVerdict:
   int_verdict: str = "n/a"     # the worst over the integer dtypes (weakint, the sized ints, bool)
   float_verdict: str = "n/a"   # the worst over float16, bfloat16, float32, float64 under IEEE (``liberty``: see float_verify)
   float_counterexamples: dict = field(default_factory=dict)   # float dtype -> its confirmed counterexample (refuted, liberty)
+  float_seconds: float = 0.0   # of ``seconds``: the float instances
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
 ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "liberty": 3, "proved": 4, "n/a": 5}
@@ -562,7 +563,9 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     if worst.verdict == "refuted" and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
   int_verdict = worst_of(per_dt.values())
   from uopcheck.fuzz.float_verify import verify_float_rule   # it builds on this module's instances
+  fst = time.perf_counter()
   floats = verify_float_rule(rule, plan_budget) if with_floats else {}
+  float_seconds = round(time.perf_counter() - fst, 3)
   for name, fv in floats.items():
     per_dt[name] = fv.verdict
     if fv.verdict not in ("proved", "liberty"): whys.append(f"{name}: {fv.why}")
@@ -572,7 +575,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   fcex = {name: fv.counterexample for name, fv in floats.items() if fv.counterexample is not None}
   if cex is None and fcex: cex = {"dtype": next(iter(fcex)), **next(iter(fcex.values()))}
   return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex,
-                     int_verdict, float_verdict, fcex)
+                     int_verdict, float_verdict, fcex, float_seconds)
 
 # ** the whole table **
 
@@ -638,4 +641,4 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
           "refuted_new": refuted_new,
           "refuted_known": [v.rule for v in integer if v.int_verdict == "refuted" and v.rule in known] +
                            [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule in known],
-          "seconds": round(sum(v.seconds for v in verdicts), 1)}
+          "seconds": round(sum(v.seconds for v in verdicts), 1), "float_seconds": round(sum(v.float_seconds for v in verdicts), 1)}

@@ -12,7 +12,9 @@ does about each:
      -> the gate replays the captured step itself -- the memory-planned, compiled programs the run will execute --
      one call at a time through the device's own path (HCQ2 here), and then checks that TinyJit's real (batched)
      replay of the same step writes the same bytes.
-A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it); the run does not start."""
+A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it) and is re-run ``GATE_RERUNS`` times from
+its recorded inputs on fresh buffers: the same wrong bytes every time is a compiler or runtime bug (exit 1), other bytes
+a nondeterministic device fault (exit 4: a cluster needs to know which one it has). The run does not start."""
 from __future__ import annotations
 import functools, json, pathlib, re, sys, time
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ from uopcheck.fast.runner import hcq2_mode, hcq2_active
 from uopcheck.fast.stepper import Step, snapshot, restore, run_call, single_buffer
 from uopcheck.check.kernel import check_kernel_step, tolerance_for
 from uopcheck.fast.jit_capture import JitCapture, recording_jit, step_captured, jit_inputs
+from uopcheck.settings import GATE_RERUNS
 
 @dataclass
 class KernelRow:
@@ -51,6 +54,8 @@ class KernelRow:
   ref_ok: bool = True
   detail: str = ""
   reproducer: str = ""
+  rerun: str = ""             # a failing kernel re-run from its inputs: "deterministic" (the same wrong bytes) or "nondeterministic"
+  rerun_detail: str = ""
 
   @property
   def ok(self) -> bool: return self.cpu_ok and self.ref_ok
@@ -77,8 +82,15 @@ class GateResult:
   def ok(self) -> bool: return self.step_ok and self.replay_ok and all(r.ok for r in self.rows)
 
   @property
+  def fault(self) -> bool:
+    """a failing kernel wrote other bytes when re-run from the same inputs: a device fault (or a race), not a compiler bug"""
+    return any(r.rerun == "nondeterministic" for r in self.rows if not r.ok)
+
+  @property
   def blame(self) -> str|None:
     if self.ok: return None
+    if self.fault and all(r.rerun == "nondeterministic" for r in self.rows if not r.ok):
+      return "nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)"
     if any(not r.ref_ok and r.cpu_ok for r in self.rows): return "codegen shared by device and CPU (VALIDATE_WITH_CPU cannot see it)"
     if any(not r.cpu_ok for r in self.rows): return "device vs CPU"
     if not self.step_ok: return "scheduler (every kernel matches its AST; the kernel graph does not compute the step)"
@@ -87,7 +99,7 @@ class GateResult:
   def result(self) -> Result:
     """one row per distinct kernel of the captured step, the step-level checks, the notes and the verdict"""
     rows = [{"kernel": r.name[:44], "calls": r.instances, "dev vs CPU": r.cpu_err, "dev vs ref": r.ref_err, "tolerance": r.tolerance,
-             "result": "PASS" if r.ok else f"FAIL  {r.detail}"} for r in self.rows]
+             "result": "PASS" if r.ok else f"FAIL ({r.rerun or 'not re-run'})  {r.detail}"} for r in self.rows]
     summary = [f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
                f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
                f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
@@ -102,7 +114,9 @@ class GateResult:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
-                         "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer} for r in self.rows]}
+                         "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer,
+                         "rerun": r.rerun, "rerun_detail": r.rerun_detail} for r in self.rows],
+            "fault": self.fault}
 
 GATE_COLUMNS = [Column("kernel", width=44), Column("calls", width=5, align=">"), Column("dev vs CPU", width=11, align=">", fmt=".3g"),
                 Column("dev vs ref", width=11, align=">", fmt=".3g"), Column("tolerance", width=22, align=">"), Column("result")]
@@ -205,17 +219,35 @@ def load_reproducer(path:str|pathlib.Path) -> dict:
   except Exception as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer ({type(e).__name__}: {str(e)[:160]})") from None
   return {**rec, "ast": ast, "args": args, "before": before, "device_after": after}
 
+def rerun_kernel(ast:UOp, args:list[tuple], before:list[bytes|None], var_vals:dict[str, int], device:str, hcq2:bool, name:str="") -> Step:
+  """One kernel AST run again on ``device`` from the given argument bytes, on fresh buffers ((dtype, size) each)."""
+  bufs = [UOp.new_buffer(device, size, dt) for dt, size in args]
+  for b, raw in zip(bufs, before):
+    b.buffer.ensure_allocated()
+    restore(b, raw)
+  call = ast.call(*bufs)
+  with hcq2_mode(hcq2): dt = run_call(call, var_vals)
+  return Step(0, call, before, [snapshot(b) for b in bufs], dt, name)
+
+def rerun_verdict(step:Step, var_vals:dict[str, int], n:int) -> tuple[str, str]:
+  """A failing kernel re-run ``n`` times from its recorded inputs on fresh buffers of its device: ("deterministic", ...)
+  when every run writes the recorded bytes again (a compiler or runtime bug: it will fail the same way in the run),
+  ("nondeterministic", which run and buffer differ) when one does not (a device fault, or a race)."""
+  args = _args(step.call)
+  spec = [(single_buffer(a).dtype, single_buffer(a).size) for a in args]
+  device = str(single_buffer(args[0]).device) if args else "CPU"
+  slots = _stored_slots(step.call.src[0])
+  for k in range(n):
+    again = rerun_kernel(step.call.src[0], spec, step.before, var_vals, device, hcq2_active())
+    if (bad := next((i for i in slots if again.after[i] != step.after[i]), None)) is not None:
+      return "nondeterministic", f"re-run {k + 1} of {n} from the same inputs wrote other bytes to buffer {bad}"
+  return "deterministic", f"{n} re-runs from the same inputs wrote the same wrong bytes"
+
 def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool, str]:
   """Re-run a saved kernel on the device from its saved inputs; check it against the CPU and the reference again."""
   rec = load_reproducer(path)
   dev = admission.check_device(device or rec["device"], "replay device: ")
-  bufs = [UOp.new_buffer(dev, size, dt) for dt, size in rec["args"]]
-  for b, raw in zip(bufs, rec["before"]):
-    b.buffer.ensure_allocated()
-    restore(b, raw)
-  call = rec["ast"].call(*bufs)
-  with hcq2_mode(rec.get("hcq2", True)): dt = run_call(call, rec["var_vals"])
-  step = Step(0, call, rec["before"], [snapshot(b) for b in bufs], dt, rec["name"])
+  step = rerun_kernel(rec["ast"], rec["args"], rec["before"], rec["var_vals"], dev, rec.get("hcq2", True), rec["name"])
   v = check_step_kernel(step, rec["var_vals"])
   same = step.after == rec["device_after"]
   msg = (f"kernel {ansistrip(rec['name'])} on {dev}: dev vs CPU {'PASS' if v.cpu_ok else 'FAIL'} ({v.cpu_err:.3g}), dev vs ref "
@@ -299,6 +331,7 @@ class CPUGate:
       if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
       if not (v.cpu_ok and v.ref_ok) and row.ok:
         row.cpu_ok, row.ref_ok, row.detail = v.cpu_ok, v.ref_ok, v.detail
+        if not v.detail.startswith("reference:"): row.rerun, row.rerun_detail = rerun_verdict(step, log.var_vals, GATE_RERUNS)
         row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.json",
                                              step, log.var_vals, v.detail))
     t0 = res.timed("per-kernel CPU + ref checks", t0)

@@ -10,6 +10,7 @@ import argparse, os, pathlib, sys, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
+from uopcheck.fuzz.findings_io import EXIT_FAULT
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--config", default="tiny", help="model config: tiny, small, llama3-1b, llama3-8b")
@@ -160,8 +161,10 @@ def _train(args) -> int:
       print(f"uopcheck train: refusing to start the run: the CPU gate failed ({gate.blame}); "
             f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
       logger.finish({"started": False})
-      # 1: the gate found a bug in tinygrad; 3: uopcheck's own reference could not check a kernel (a uopcheck-internal error)
-      return 3 if any(r.detail.startswith("reference:") for r in gate.rows if not r.ok) else 1
+      # 1: the gate found a bug in tinygrad; 3: uopcheck's own reference could not check a kernel (a uopcheck-internal error);
+      # 4: a nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)
+      if any(r.detail.startswith("reference:") for r in gate.rows if not r.ok): return 3
+      return EXIT_FAULT if gate.blame and gate.blame.startswith("nondeterministic") else 1
     if args.gate_only:
       logger.finish({"started": False, "gate_only": True})
       return 0

@@ -45,6 +45,9 @@ RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes toge
 FLOAT_PROOF_RLIMIT = 20_000_000    # z3 resource units per IEEE refinement proof
 FLOAT_RULE_RLIMIT = 400_000_000    # ... per rule, its four float dtypes together (a proved query is charged a quarter)
 FLOAT_PROBE_COMBOS = 48            # probe combinations of a rule's free float constants tried per instance
+# the training gate (training/gate.py): a kernel that fails is re-run this many times from its recorded inputs on fresh
+# buffers; the same wrong bytes every time is a compiler/runtime bug, anything else a nondeterministic device fault
+GATE_RERUNS = 3
 # inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
 MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
 MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
