@@ -32,8 +32,9 @@ def read_finding(path:pathlib.Path, validate:Callable[[dict], None]) -> dict:
     d = json.loads(path.read_text())
     if not isinstance(d, dict): raise ValueError("not a JSON object")
     validate(d)
-  except SpecError as e: raise SpecError(f"{path.name}: corrupt finding file: {e}") from None
-  except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+  except SpecError as e: raise SpecError(f"{path.name}: corrupt finding file: {str(e).splitlines()[0][:300]}") from None
+  except RecursionError: raise SpecError(f"{path.name}: corrupt finding file: nested too deeply") from None
+  except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, MemoryError) as e:
     raise SpecError(f"{path.name}: corrupt finding file: {type(e).__name__}: {e}".splitlines()[0][:300]) from None
   return d
 

@@ -261,7 +261,7 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
     return FloatVerdict("unknown" if errs else "n/a", f"the rule raised: {errs[0]}" if errs else "the rule never fires")
   distinct = lambda r: len({c.arg.bits for c in r.free.values()}) == len(r.free)
   abstract = bool(names) and len(fired) == len(runs) and not any(r.looked for _, r in runs) and \
-             len({template(r.after, r.free) for _, r in fired if distinct(r)}) == 1
+             len({template(r.after, r.free) for _, r in fired if distinct(r) and r.after is not None}) == 1
   if abstract:   # the rule only moved its constants: decide once with them as variables; if z3 cannot, probe by probe
     b, r = next((b, r) for b, r in fired if distinct(r))
     assert r.before is not None and r.after is not None

@@ -14,7 +14,7 @@ from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_inp
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
 __all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict",
-           "check_program", "finalize", "write_finding", "load_graph_findings"]
+           "check_program", "finalize", "write_finding", "load_graph_findings", "recheck"]
 
 # ** checking a program, signatures, findings **
 
@@ -78,6 +78,8 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
   try:
     if desc.get("jit"): return _check_jit(desc, scheduler)
     return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
+  except SpecError as e:   # uopcheck refused the program (malformed description): never a crash of tinygrad
+    return GraphVerdict(False, "uopcheck-internal", f"refused: {e}"[:300])
   except Exception as e:
     if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
       return _check_with(without_jit(desc), scheduler)
@@ -279,9 +281,38 @@ def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
     except (OSError, ValueError, KeyError, TypeError): pass
   return atomic_write_json(out, d)
 
+GRAPH_FAILURES = ("mismatch", "spec-error", "crash", "hang")
+
 def _validate(d:dict) -> None:
+  """The one schema check every reader of a graph finding runs first (campaign loads, pytest collection, promote, audit):
+  a well-formed program whose every step builds (lazily, on shape-only inputs: read by an output or not), a known kind,
+  failure and signature form. One line on failure. (Whether the record is what the program does is ``recheck``'s.)"""
   validate_program(d["program"])
-  if not isinstance(d.get("signature"), str): raise ValueError("missing signature")
+  if not isinstance(d.get("signature"), str) or not re.fullmatch(r"[0-9a-f]{12}", d["signature"]): raise ValueError("missing or malformed signature")
+  if d.get("kind") not in FILE_PREFIX: raise ValueError(f"unknown finding kind {str(d.get('kind'))[:40]!r}")
+  if d.get("failure") not in GRAPH_FAILURES + ("uopcheck-internal",): raise ValueError(f"unknown failure {str(d.get('failure'))[:40]!r}")
+  from tinygrad import Tensor
+  from uopcheck.fuzz.program import target_device
+  shapes_only = [Tensor.empty(*i["shape"], dtype=DTYPES[i["dtype"]], device=target_device(i.get("device", "CPU"))) for i in d["program"]["inputs"]]
+  build_values(without_jit(d["program"]), shapes_only)
+
+def recheck(d:dict) -> str|None:
+  """A (validated) graph finding re-derived on the installed tinygrad: None when it fails the same way and signs the same,
+  else why not. A refusal of the program by uopcheck, a pass, another kind of failure, or another signature is never a
+  reproduction; a crash must also raise in plain tinygrad (no capture). A candidate scheduler's finding is not re-checked
+  here (the finding does not name the scheduler)."""
+  if d["kind"] != "graph": return f"a {d['kind']} record, not a tinygrad finding"
+  if d.get("wrong_scheduler") == "candidate":
+    return "a candidate scheduler's finding: re-check it with that scheduler (uopcheck fuzz graph --scheduler)"
+  desc = d["program"]
+  v = check_program(desc)
+  if v.ok: return "passes on this tinygrad"
+  if v.kind == "uopcheck-internal": return f"uopcheck could not check it ({v.summary[:120]})"
+  if v.kind != d["failure"]: return f"fails as a {v.kind}, the finding records a {d['failure']}"
+  if v.kind == "crash" and crashes_without_capture(desc) is False: return "raises only under uopcheck's capture (plain tinygrad realizes it)"
+  again = finalize(desc, v, seed=d.get("seed"))
+  if again["signature"] != d["signature"]: return f"signs as {again['signature']} on this tinygrad, the finding says {d['signature']}"
+  return None
 
 def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good graph finding, one line per corrupt file skipped)."""

@@ -202,6 +202,8 @@ def validate_program(desc:dict) -> None:
       if st_[0] == "const" and (len(st_) < 4 or type(st_[3]) not in (int, float) or (st_[1] in ("idiv", "mod", "tdiv") and st_[3] in (0, -1))):
         raise ValueError(f"step {k} (const): the constant must be a number, and no divisor 0 or -1")
       if st_[0] == "const" and type(st_[3]) is int and not -2**63 <= st_[3] < 2**64: raise ValueError(f"step {k} (const): constant out of range")
+      if st_[0] == "const" and type(st_[3]) is float and not np.isfinite(st_[3]):   # inputs carry NaN/inf; the generator never draws them here
+        raise ValueError(f"step {k} (const): the constant must be finite")
       if st_[0] == "shard" and (len(st_) < 3 or type(st_[2]) is not int or not -1 <= st_[2] < 6):
         raise ValueError(f"step {k} (shard): axis must be -1..5")
       if st_[0] == "assign" and st_[1] >= len(ins): raise ValueError(f"step {k}: assign target {st_[1]} is not an input")

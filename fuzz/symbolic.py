@@ -336,14 +336,58 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
       d["signature"] = signature(d)
       stats.file_finding(d, known, findings_dir)
 
+BIG = 1 << 65    # every constant, bound and assigned value of a finding lies within +-2**65 (int64's min to uint64's max fit)
+
 def _validate(d:dict) -> None:
-  for k in ("expr", "simplified", "reason", "reading", "signature"):
+  """The one schema check every reader of a symbolic finding runs first (campaign loads, pytest collection, promote,
+  audit): the fields and their types, integer expressions that parse, every constant, bound and assigned value within
+  +-2**65 and every constant shift count below 128 (a shift by 2**64 would have uopcheck compute 2**(2**64)), each
+  variable declared with one dtype and a range lo <= hi, and the signature the record's own fields give. One line on failure.
+  (Whether the record is what tinygrad does is ``recheck``'s.)"""
+  for k in ("expr", "simplified", "reason", "reading", "signature", "how"):
     if k not in d: raise ValueError(f"missing field {k!r}")
   OverflowReading(d["reading"])
-  e = load_expr(d, "expr")
-  load_expr(d, "simplified")   # must parse too
+  if d["how"] not in ("exhaustive", "z3"): raise ValueError(f"how must be exhaustive or z3, got {str(d['how'])[:20]!r}")
+  if not isinstance(d["reason"], str) or not isinstance(d["signature"], str): raise ValueError("reason and signature must be strings")
+  asg = d.get("assignment")
+  if asg is not None and not (isinstance(asg, dict) and all(isinstance(k, str) and type(v) is int and -BIG < v < BIG for k, v in asg.items())):
+    raise ValueError("assignment must map variable names to integers within +-2**65")
+  e, simplified = load_expr(d, "expr"), load_expr(d, "simplified")
   if not (dtypes.is_int(e.dtype) or e.dtype == dtypes.bool): raise ValueError(f"expr has dtype {e.dtype}, not an integer expression")
-  if len(e.toposort()) > 500: raise ValueError("expr has more than 500 nodes")
+  if len(e.toposort()) > 500 or len(simplified.toposort()) > 500: raise ValueError("expr or simplified has more than 500 nodes")
+  declared: dict[str, object] = {}
+  for x in UOp.sink(e, simplified).toposort():
+    if x.op is Ops.CONST and not (isinstance(x.arg, (bool, int)) and -BIG < int(x.arg) < BIG):
+      raise ValueError(f"a constant {str(x.arg)[:30]} is not an integer within +-2**65")
+    if x.op in (Ops.SHL, Ops.SHR) and x.src[1].op is Ops.CONST and not 0 <= int(x.src[1].arg) < 128:
+      raise ValueError("a constant shift count outside [0, 128)")
+    if x.op in (Ops.BUFFER, Ops.PARAM) and getattr(x.arg, "vmin_vmax", None) is not None:
+      lo, hi = x.arg.vmin_vmax
+      if not (type(lo) is int and type(hi) is int and -BIG < lo <= hi < BIG):
+        raise ValueError(f"variable {x.arg.name}: range [{str(lo)[:24]}, {str(hi)[:24]}] is not lo <= hi within +-2**65")
+      if declared.setdefault(x.arg.name, x.dtype) != x.dtype and d.get("check") != "pipeline":   # the pipeline retypes index variables
+        raise ValueError(f"variable {x.arg.name} is declared with two dtypes")
+  if d.get("check") == "pipeline" and d.get("rule") != f"pipeline stage: {d.get('stage')}":
+    raise ValueError("a pipeline finding's rule is not its stage")
+  if d.get("rule") is None or signature(d) != d["signature"]: raise ValueError("the signature is not the one the record's fields give")
+  nodes = [x for x in UOp.sink(e, simplified).toposort() if x.op is not Ops.SINK]
+  if any(not (dtypes.is_int(x.dtype) or x.dtype in (dtypes.bool, dtypes.void)) for x in nodes):
+    raise ValueError("a node of expr or simplified is not an integer, bool or void node")
+  from uopcheck.spec.structural import verify
+  verify(e, "full"); verify(simplified, "full")   # tinygrad's own type rules: arity, dtypes (a SpecError names the node)
+
+def recheck(d:dict) -> str|None:
+  """A (validated) symbolic finding re-derived on the installed tinygrad: None when it reproduces as recorded, else why
+  not. What tinygrad makes of ``expr`` now must be the recorded ``simplified`` (the same graph), refuted, and confirmed
+  (every variable in range, numpy disagreeing there). A refusal or an error is never a reproduction."""
+  e, s = load_expr(d), load_expr(d, "simplified")
+  try: v, now = reproduce(d)
+  except Exception as ex: return f"tinygrad or uopcheck raised re-checking it: {type(ex).__name__}: {str(ex)[:80]}"
+  if now is not s: return "the recorded simplified is not what this tinygrad makes of expr"
+  if v.kind != "refuted": return f"{v.kind} on this tinygrad"
+  if e.dtype == s.dtype and str(getattr(v.detail, "reason", "")).split(" (")[0] != d["reason"].split(" (")[0]:
+    return f"refuted on this tinygrad because {getattr(v.detail, 'reason', '')!r}, the finding says {d['reason']!r}"
+  return confirm(e, s, v, OverflowReading(d["reading"]))
 
 def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
@@ -366,9 +410,11 @@ def python_value(u:UOp, assignment:dict[str, int]):
   return vals[u]
 
 def audit(d:dict) -> str|None:
-  """Re-check a saved finding from scratch: None when it holds up, else why not. Names are one value each, the assignment
-  is in every declared range, the numpy semantics disagree there (``confirm``), and tinygrad's own python_alu gives the
-  recorded value for the original."""
+  """Re-check a saved finding from scratch: None when it holds up, else why not. It reproduces as recorded (``recheck``:
+  the recorded simplified is tinygrad's, refuted and confirmed), names are one value each, the assignment is in every
+  declared range, the numpy semantics disagree there (``confirm``), and tinygrad's own python_alu gives the recorded value
+  for the original."""
+  if (why := recheck(d)) is not None: return why
   e, s = load_expr(d), load_expr(d, "simplified")
   rd = OverflowReading(d["reading"])
   v = Verdict("refuted", d["how"], Refuted(d["assignment"] or {}, d["before"], d["after"], d["reason"]))

@@ -159,49 +159,57 @@ def _cmd_rules(args) -> int:
   report(args, res, "rules-verify")
   return 130 if partial is not None else exit_code(new=len(res.data["summary"]["refuted_new"]))
 
-def _cmd_findings(args) -> int:
-  """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each re-read as data and
-  re-confirmed. ``audit``: re-check every symbolic finding in directories from scratch (exit 3 if one is false)."""
-  import shutil
-  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS, read_finding
+def _finding_check(f:pathlib.Path):
+  """(the finding read through its kind's one strict schema check, its re-check) for a finding file; SpecError if neither"""
+  from uopcheck.fuzz.findings_io import read_finding
   from uopcheck.spec import SpecError
+  if f.name.startswith("symbolic-"): from uopcheck.fuzz.symbolic import _validate, audit as recheck
+  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import _validate, recheck   # type: ignore[assignment]
+  else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
+  d = read_finding(f, _validate)
+  if f.name != f"{f.name.split('-')[0]}-{d['signature']}.json":
+    raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
+  return d, recheck
+
+def _cmd_findings(args) -> int:
+  """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each read through the strict schema
+  check and re-derived on this tinygrad (``recheck``: the same failure, the same signature); a file that is refused is
+  named in one line, the rest of the batch goes on, exit 2. ``audit``: every finding file in directories (symbolic and
+  graph) re-checked from scratch; every file is reported, exit 3 if one is false or unreadable."""
+  import shutil
+  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
+  from uopcheck.spec import SpecError
+  from uopcheck.progress import bar
+  def verdict(f:pathlib.Path) -> str:
+    try: d, recheck = _finding_check(f)
+    except SpecError as e: return f"REFUSED: {e}"
+    why = recheck(d)
+    return "confirmed" if why is None else f"FALSE: {why}"
   if args.findings_cmd == "audit":
-    from uopcheck.fuzz.symbolic import load_findings, audit
-    rows, skipped = [], []
-    for directory in args.files:
-      found, problems = load_findings(directory)
-      skipped += problems
-      rows += [{"directory": directory, "file": p.name, "verdict": "confirmed" if (why := audit(d)) is None else "FALSE: " + why} for p, d in found]
-    for x in skipped: print(f"skipped {x}", file=sys.stderr)
+    files = [f for directory in args.files for f in sorted(pathlib.Path(directory).glob("*.json")) if f.name.startswith(("symbolic-", "graph-"))]
+    rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
-    report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "skipped": skipped, "false": false},
+    report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
                         tables=[Table([Column("file", width=40), Column("verdict")], rows)],
-                        summary=[f"{len(rows)} symbolic findings audited in {', '.join(args.files)}, {len(skipped)} unreadable",
-                                 f"false findings: {false}"],
-                        sections=[Section("skipped (unreadable)", skipped)] if skipped else []), "findings-audit")
+                        summary=[f"{len(rows)} findings audited in {', '.join(args.files)} (symbolic and graph)", f"false or unreadable: {false}"]),
+           "findings-audit")
     return exit_code(internal=false)
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
-  rows = []
+  rows, refused = [], []
   for f in map(pathlib.Path, args.files):
-    if f.name.startswith("symbolic-"):
-      from uopcheck.fuzz.symbolic import _validate, load_expr, reproduce, confirm
-      from uopcheck.spec.ints import OverflowReading
-      d = read_finding(f, _validate)
-      rd = OverflowReading(d["reading"])
-      v, s = reproduce(d)
-      if v.kind != "refuted" or (why := confirm(load_expr(d), s, v, rd)) is not None:
-        raise SpecError(f"{f}: does not reproduce as a confirmed finding on this tinygrad ({v.kind}{': ' + why if v.kind == 'refuted' else ''})")
-    elif f.name.startswith("graph-"):
-      from uopcheck.fuzz.graph import _validate, check_program
-      d = read_finding(f, _validate)
-      if check_program(d["program"]).ok: raise SpecError(f"{f}: passes on this tinygrad; nothing to promote")
-    else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
+    v = verdict(f)
+    if v != "confirmed":
+      refused.append(f"{f}: {v}")
+      print(f"uopcheck: not promoted: {f}: {v}", file=sys.stderr)
+      continue
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(f, dest / f.name)
-    rows.append({"file": f.name, "to": str(dest), "confirmed": "re-confirmed on this tinygrad"})
-  report(args, Result("findings_promote", "uopcheck findings promote", {"promoted": rows},
-                      tables=[Table([Column("file", width=32), Column("to", width=40), Column("confirmed")], rows)]), "findings-promote")
-  return 0
+    rows.append({"file": f.name, "to": str(dest), "confirmed": "re-derived on this tinygrad (same failure, same signature)"})
+  report(args, Result("findings_promote", "uopcheck findings promote", {"promoted": rows, "refused": refused},
+                      tables=[Table([Column("file", width=32), Column("to", width=40), Column("confirmed")], rows)],
+                      summary=[f"{len(rows)} promoted, {len(refused)} refused"], sections=[Section("refused", refused)] if refused else []),
+         "findings-promote")
+  return EXIT_USAGE if refused else 0
 
 def _positive(kind:type):
   """An argparse type: a number of ``kind`` above zero (a budget or a count of 0 or less would do nothing and exit 0)."""

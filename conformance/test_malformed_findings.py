@@ -1,0 +1,51 @@
+"""A finding is a finding or nothing: >= 2,000 malformed findings (``conformance/malformed_findings.py``: every class of
+mutation of the shipped ones) through every reader -- the API and pytest collection (``read_finding`` / ``load_dir`` with
+the kind's one strict schema check), ``uopcheck findings promote`` and ``uopcheck findings audit``: none accepted by the
+schema check except the forged audit case, which is well-formed and refused by the re-check; none promoted; no
+traceback; each file decided within seconds."""
+from __future__ import annotations
+import collections, time
+from uopcheck.cli import main
+from uopcheck.fuzz.findings_io import read_finding, load_dir
+from uopcheck.fuzz import graph, symbolic
+from uopcheck.spec.errors import SpecError
+from conformance.malformed_findings import write_all
+
+def test_malformed_findings_are_refused_by_every_reader(tmp_path, capsys):
+  made = write_all(tmp_path / "m")
+  assert len(made) >= 2000 and len({c for _, _, c in made}) >= 25
+  accepted: collections.Counter = collections.Counter()
+  slowest = 0.0
+  for path, kind, cls in made:
+    st = time.perf_counter()
+    try: read_finding(path, graph._validate if kind == "graph" else symbolic._validate)
+    except SpecError as e:
+      assert "\n" not in str(e) and path.name in str(e), str(e)[:300]   # one line, naming the file
+    else: accepted[(kind, cls)] += 1
+    slowest = max(slowest, time.perf_counter() - st)
+  # well-formed by construction: a bare variable and an unrelated simplified graph with an in-range assignment
+  assert set(accepted) <= {("symbolic", "forged audit case")}, accepted
+  assert slowest < 10, slowest
+  # pytest collection and the campaigns read directories through load_dir: nothing malformed comes back
+  for path, kind, cls in made[:: 50]:
+    found, problems = load_dir(path.parent, f"{kind}-*.json", graph._validate if kind == "graph" else symbolic._validate)
+    assert (found == [] and len(problems) == 1) or cls == "forged audit case", (cls, found, problems)
+  # promote: every file refused in one line, nothing copied, exit 2; audit: every file reported, none confirmed, exit 3
+  dest = tmp_path / "corpus"
+  assert main(["findings", "promote", *[str(p) for p, _, _ in made], "--to", str(dest), "--report", "json", "--report-dir", str(tmp_path / "r")]) == 2
+  assert not dest.exists() or not any(dest.iterdir())
+  err = capsys.readouterr().err
+  assert err.count("not promoted:") == len(made) and "Traceback" not in err
+  assert main(["findings", "audit", *sorted({str(p.parent) for p, _, _ in made}), "--report", "json", "--report-dir", str(tmp_path / "a")]) == 3
+  import json
+  rows = json.loads((tmp_path / "a" / "findings_audit.json").read_text())["findings"]
+  assert len(rows) == len(made) and not any(r["verdict"] == "confirmed" for r in rows)
+  forged = [r for r in rows if r["verdict"].startswith("FALSE")]
+  assert forged and all("not what this tinygrad makes" in r["verdict"] for r in forged), forged[:3]
+
+def test_shipped_findings_pass_the_strict_check_and_re_derive_on_this_tinygrad():
+  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
+  for kind, mod in (("graph", graph), ("symbolic", symbolic)):
+    found, problems = load_dir(SHIPPED_FINDINGS, f"{kind}-*.json", mod._validate)
+    assert found and not problems, problems
+  for p, d in load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic._validate)[0]: assert symbolic.audit(d) is None, p.name
