@@ -124,3 +124,34 @@ def test_kernel_output_left_unallocated_by_the_realize_is_compared_whole():
   res = check_per_kernel(build, "cumsum of a folded x - x")
   assert any("unallocated" in n for n in res.notes), res.notes
   assert not res.ok and res.blame == "scheduler", (res.blame, res.message)
+
+def test_sampled_lanes_are_the_full_run_at_every_edge_and_sampled_index():
+  """A sampled run (the gate's reference mode) writes exactly the elements of its sampled output lanes -- every corner and
+  edge of each output range plus k random indices -- each equal to the full run's value; a reduction lane still reads its
+  whole reduction (the matmul's sampled elements are exact dot products)."""
+  r = np.random.default_rng(1)
+  a, b = r.standard_normal((48, 40)).astype(np.float32), r.standard_normal((40, 56)).astype(np.float32)
+  k = fast.run(Tensor(a) @ Tensor(b), check_spec=False).kernels[-1]
+  bufs = {0: BufferState.of(np.zeros(48 * 56, np.float32)), 1: BufferState.of(a), 2: BufferState.of(b)}
+  full = KernelInterpreter(k.ast).run(bufs)[0].value
+  s = KernelInterpreter(k.ast, sample=(3, 7))
+  got = s.run(bufs)[0].value
+  w = s.written[0]
+  assert 4 <= w.sum() < full.size // 20, w.sum()       # a few lanes, not the whole 48x56 output
+  np.testing.assert_array_equal(got[w], full[w])
+  assert not got[~w].any()                               # nothing else written: the compare reads w alone
+  m = w.reshape(48, 56)
+  assert m[0, 0] and m[0, -1] and m[-1, 0] and m[-1, -1], "every corner is sampled"
+  # a wrong lane anywhere on an edge is seen: the sampled compare catches one flipped corner of the device's output
+  from uopcheck.check.kernel import check_kernel_step
+  from uopcheck.fast.stepper import Step
+  from tinygrad.uop.ops import UOp
+  from tinygrad import Device
+  args = [UOp.new_buffer(Device.DEFAULT, 48 * 56, dtypes.float32), UOp.new_buffer(Device.DEFAULT, 48 * 40, dtypes.float32),
+          UOp.new_buffer(Device.DEFAULT, 40 * 56, dtypes.float32)]
+  bad = (a.astype(np.float64) @ b).astype(np.float32).reshape(-1)
+  bad[-1] += 1000
+  step = Step(0, k.ast.call(*args), [np.zeros(48 * 56, np.float32).tobytes(), a.tobytes(), b.tobytes()],
+              [bad.tobytes(), a.tobytes(), b.tobytes()], 0.0, "matmul")
+  kc, _ = check_kernel_step(step, {}, sample=(3, 7))
+  assert not kc.ok and kc.first_index == (48 * 56 - 1,) and kc.lanes == w.sum(), kc

@@ -64,12 +64,23 @@ def _share_axes(order:list[UOp], ranges:list[UOp]) -> tuple[dict[UOp, int], dict
     axis[r] = next(i for i in range(len(ranges) + 1) if i not in taken)
   return axis, open_in
 
+def sample_indices(end:int, k:int, rng:np.random.Generator) -> np.ndarray:
+  """the indices of one output range a sampled run evaluates: both edges and ``k`` random interior ones, sorted"""
+  picks = {0, end - 1} | ({int(x) for x in rng.integers(1, end - 1, k)} if end > 2 else set())
+  return np.array(sorted(p for p in picks if 0 <= p < end), dtype=np.int64)
+
 class KernelInterpreter:
-  """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states."""
+  """Run one kernel AST on argument buffers (indexed by PARAM slot). ``run`` returns the new buffer states.
+
+  ``sample=(k, seed)`` evaluates only sampled output lanes: each range an END closes (a store's loop, not a reduction's)
+  runs over its two edges and ``k`` random indices (``sample_indices``), so the lanes evaluated are their product -- every
+  corner and edge of the output plus random interior ones -- and a reduction lane still reads its whole reduction. Only
+  the elements those lanes store are written (``written``: a mask per stored buffer); compare those alone."""
   def __init__(self, ast:UOp, name:str="kernel", var_vals:dict[str, int]|None=None, contract:bool=True,
-               check_spec:bool=True):
+               check_spec:bool=True, sample:tuple[int, int]|None=None):
     if ast.op is not Ops.SINK: raise SpecError.at(ast, "a kernel AST must be a SINK")
     self.ast, self.name, self.var_vals = ast, name, var_vals or {}
+    self.sample_k, self.sample_rng = (sample[0], np.random.default_rng(sample[1])) if sample is not None else (None, None)
     self.order = list(ast.toposort())
     if check_spec: verify(self.order, "kernel")  # tinygrad's own structural spec first (validation only)
     try:
@@ -78,6 +89,7 @@ class KernelInterpreter:
       self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
       self.ndim = max(self.axis.values(), default=-1) + 1
       self.fused, self.deferred = _plan_contractions(self.order) if contract else (set(), set())
+      self.output_ranges = {r for u in self.order if u.op is Ops.END for r in u.src[1:] if r.op is Ops.RANGE}
     except Exception as e: raise SpecError(f"kernel {name}: malformed kernel AST: {type(e).__name__}: {e}") from None
 
   def params(self) -> dict[int, UOp]:
@@ -88,6 +100,7 @@ class KernelInterpreter:
 
   def run(self, bufs:dict[int, BufferState]) -> dict[int, BufferState]:
     self.bufs = {k: BufferState(v.value.copy(), v.undefined.copy()) for k, v in bufs.items()}
+    self.written = {k: np.zeros(v.value.shape, bool) for k, v in bufs.items()}
     self.vals: dict[UOp, Lanes] = {}
     for slot, p in self.params().items():
       if slot not in self.bufs: raise SpecError.at(p, f"kernel {self.name}: no buffer given for argument {slot}")
@@ -116,8 +129,10 @@ class KernelInterpreter:
       return self._grid(Lanes.ok(v))
     if op is Ops.RANGE:
       end = int(np.asarray(self.vals[u.src[0]].value).reshape(-1)[0])
-      shp = [1] * self.ndim; shp[self.axis[u]] = end
-      return Lanes.ok(np.arange(end, dtype=np.int64).reshape(shp))
+      idx = np.arange(end, dtype=np.int64) if self.sample_rng is None or u not in self.output_ranges else \
+            sample_indices(end, self.sample_k or 0, self.sample_rng)
+      shp = [1] * self.ndim; shp[self.axis[u]] = len(idx)
+      return Lanes.ok(idx.reshape(shp))
     if op is Ops.PARAM:
       if u.arg.addrspace is AddrSpace.ALU:  # a scalar Variable
         if u.arg.name not in self.var_vals: raise SpecError.at(u, f"kernel {self.name}: variable {u.arg.name!r} has no value")
@@ -153,8 +168,8 @@ class KernelInterpreter:
     oob = live & ((pos < 0) | (pos >= size))
     if oob.any():
       at = tuple(int(i) for i in np.argwhere(oob)[0])
-      rng = ", ".join(f"{self.names[r]}={at[self.axis[r]] if iv.value.shape[self.axis[r]] > 1 else 0}" for r in self.ranges
-                      if r in self.open_in[idx]) or "no ranges"
+      value_of = lambda r: int(np.asarray(self.vals[r].value).reshape(-1)[at[self.axis[r]]]) if iv.value.shape[self.axis[r]] > 1 else 0
+      rng = ", ".join(f"{self.names[r]}={value_of(r)}" for r in self.ranges if r in self.open_in[idx]) or "no ranges"
       bad = int(np.broadcast_to(pos, oob.shape)[at])
       raise SpecError.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
                          f"index {render_expr(idx, self.names)} = {bad} at {rng}")
@@ -185,6 +200,7 @@ class KernelInterpreter:
                            f"element {int(ps[1:][differ][0])} (a race)")
     b.value[p] = vv.astype(b.value.dtype)
     b.undefined[p] = uu
+    self.written[slot][p] = True
     return None
 
   def _contract(self, u:UOp) -> Lanes:

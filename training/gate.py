@@ -71,6 +71,9 @@ class GateResult:
   seconds: float = 0.0
   hcq2: bool = True
   phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the validated steps (capture excluded)
+  sample: tuple[int, int]|None = None   # (k, seed) of the reference's sampled lanes; None: every lane
+  lanes: int = 0        # output elements the kernels stored (all compared against the CPU)
+  ref_lanes: int = 0    # of those, compared against the reference
 
   def timed(self, phase:str, st:float) -> float:
     now = time.perf_counter()
@@ -80,6 +83,9 @@ class GateResult:
 
   @property
   def ok(self) -> bool: return self.step_ok and self.replay_ok and all(r.ok for r in self.rows)
+
+  def sampling(self) -> str:
+    return "every lane" if self.sample is None else f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
 
   @property
   def fault(self) -> bool:
@@ -102,6 +108,7 @@ class GateResult:
              "result": "PASS" if r.ok else f"FAIL ({r.rerun or 'not re-run'})  {r.detail}"} for r in self.rows]
     summary = [f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
                f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
+               f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements; the CPU: all of them",
                f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
                f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"]
     if self.phases: summary.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
@@ -112,6 +119,7 @@ class GateResult:
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
+            "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer,
@@ -159,10 +167,13 @@ class StepKernelVerdict:
   ref_ok: bool
   detail: str
   tolerance: Tolerance|None
+  ref_lanes: int = 0     # output elements the reference checked
 
-def check_step_kernel(step:Step, var_vals:dict[str, int]) -> StepKernelVerdict:
+def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None) -> StepKernelVerdict:
+  """all lanes against the CPU's re-run of the same AST; the reference on every lane, or (``sample=(k, seed)``) on the
+  edges and k random indices of each output range (``ref.kernel_interp``)"""
   ast, args = step.call.src[0], _args(step.call)
-  kc, ref_out = check_kernel_step(step, var_vals)
+  kc, ref_out = check_kernel_step(step, var_vals, sample)
   if ref_out is None: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
   for slot in _stored_slots(ast):
@@ -173,7 +184,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int]) -> StepKernelVerdict:
     if not c.ok and cpu_ok: cpu_ok, detail = False, f"buffer {slot} vs CPU at {c.first_index}: cpu={c.ref_value!r} device={c.fast_value!r}"
   if not kc.ok:
     detail = (detail + "; " if detail else "") + f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}"
-  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol)
+  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes)
 
 # ** reproducers **
 
@@ -260,9 +271,10 @@ def replay_reproducer(path:str|pathlib.Path, device:str|None=None) -> tuple[bool
 def _file_name(name:str) -> str: return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80] or "kernel"
 
 class CPUGate:
-  """Capture ``trainer``'s JIT step, then validate ``steps`` replays of it (see the module docstring)."""
-  def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate"):
-    self.trainer, self.out_dir = trainer, pathlib.Path(out_dir)
+  """Capture ``trainer``'s JIT step, then validate ``steps`` replays of it (see the module docstring). ``sample=(k, seed)``:
+  the reference checks each kernel on sampled output lanes (the CPU check stays on all lanes); None: on every lane."""
+  def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate", sample:tuple[int, int]|None=None):
+    self.trainer, self.out_dir, self.sample = trainer, pathlib.Path(out_dir), sample
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
 
@@ -287,7 +299,7 @@ class CPUGate:
   def run(self, batches:list[np.ndarray], lr:float) -> GateResult:
     """Validate one replay per batch; the trainer's state is restored afterwards (the gate trains nothing)."""
     tr, st = self.trainer, time.perf_counter()
-    res = GateResult(hcq2=hcq2_active())
+    res = GateResult(hcq2=hcq2_active(), sample=self.sample)
     start_state = tr.snapshot()
     self._capture(batches, lr)
     rows: dict[bytes, KernelRow] = {}
@@ -326,7 +338,10 @@ class CPUGate:
         same = sum(1 for r in rows.values() if r.name.split(" #")[0] == name)  # distinct ASTs can share a program name
         row = rows[key] = KernelRow(f"{name} #{same + 1}" if same else name)
       row.instances += 1
-      v = check_step_kernel(step, log.var_vals)
+      kseed = None if self.sample is None else (self.sample[0], self.sample[1] * 1_000_003 + res.calls)   # lanes differ per call
+      v = check_step_kernel(step, log.var_vals, kseed)
+      res.ref_lanes += v.ref_lanes
+      res.lanes += sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
       row.cpu_err, row.ref_err = max(row.cpu_err, v.cpu_err), max(row.ref_err, v.ref_err)
       if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
       if not (v.cpu_ok and v.ref_ok) and row.ok:

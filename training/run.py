@@ -34,6 +34,10 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--gate-batch-size", type=int, default=None, help="the gate's batch (default: the per-device batch)")
   p.add_argument("--gate-seq-len", type=int, default=None, help="the gate's sequence length (default: the run's)")
   p.add_argument("--gate-only", action="store_true", help="run the gate and exit (0 pass, 3 fail)")
+  p.add_argument("--gate-sample", type=int, default=8, metavar="K",
+                 help="the reference checks each kernel on the edges and K random indices of every output range (seed: --seed); "
+                      "the CPU check stays on every lane")
+  p.add_argument("--gate-full-reference", action="store_true", help="the reference checks every lane of every kernel (slow at scale)")
   p.add_argument("--out", default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
   p.add_argument("--checkpoint-every", type=int, default=25, help="steps between checkpoints (default 25)")
   p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
@@ -153,7 +157,8 @@ def _train(args) -> int:
   if args.validate:
     gate_batches = [_gate_batch(batches.batch(-1 - i), args) for i in range(max(1, args.gate_steps))]  # batches the run never draws
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
-    gate = CPUGate(_gate_trainer(trainer, args), out / "gate").run(gate_batches, cosine_lr(start, train_cfg))
+    sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
+    gate = CPUGate(_gate_trainer(trainer, args), out / "gate", sample).run(gate_batches, cosine_lr(start, train_cfg))
     emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)
     if not gate.ok:
