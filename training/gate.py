@@ -24,6 +24,7 @@ from tinygrad import Tensor, Device
 from tinygrad.codegen import to_program
 import tinygrad.engine.realize as tg_realize
 from tinygrad.uop import Ops
+from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip
 from uopcheck.spec.errors import SpecError
@@ -186,6 +187,20 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
     detail = (detail + "; " if detail else "") + f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}"
   return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes)
 
+# ** conditioning **
+
+CONDITIONING = 64   # a lane's tolerance grows by this many times its reference's own spread under ~1-ulp input noise
+
+def perturbed(inputs:dict[UOp, np.ndarray], seed:int) -> dict[UOp, np.ndarray]:
+  """every float input moved by a random relative amount up to 2**-23 (one float32 ulp); ints and bools as they are"""
+  rng = np.random.default_rng(seed + 0x5EED)
+  out = {}
+  for u, a in inputs.items():
+    if np.issubdtype(np.asarray(a).dtype, np.floating):
+      with np.errstate(all="ignore"): out[u] = (a * (1 + rng.uniform(-2.0**-23, 2.0**-23, np.shape(a)))).astype(a.dtype)
+    else: out[u] = a
+  return out
+
 # ** reproducers **
 
 REPRO_FORMAT = "uopcheck-kernel-reproducer/2"
@@ -319,9 +334,12 @@ class CPUGate:
     realized = [t.uop for t in tr.state_tensors()]
     lazy = tr.step_tensors(tok, lr_t)
     root = UOp.sink(*[t.uop for t in lazy])
-    try: ref = TensorInterpreter(load_inputs(root)).run(root)
+    try:
+      inputs = load_inputs(root)
+      ref = TensorInterpreter(inputs).run(root)
+      shaken = TensorInterpreter(perturbed(inputs, b)).run(root)   # the same step on inputs moved by ~1 float32 ulp
     except SpecError as e:
-      ref = None
+      ref = shaken = None
       res.step_ok = False
       res.messages.append(f"tensor-level reference failed on the train step: {e}")
     for t, u in zip(tr.state_tensors(), realized): t.uop = u
@@ -351,7 +369,7 @@ class CPUGate:
                                              step, log.var_vals, v.detail))
     t0 = res.timed("per-kernel CPU + ref checks", t0)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
-    if ref is not None: self._compare_reference(lazy, ref, stepped, res)
+    if ref is not None: self._compare_reference(lazy, ref, shaken, stepped, res)
     # TinyJit's own replay of the same step must write the same bytes as the call-by-call replay
     tr.restore(before)
     tr.jit_step(tok, lr_t)
@@ -364,18 +382,26 @@ class CPUGate:
         break
     res.timed("JIT replay + compares", t0)
 
-  def _compare_reference(self, lazy:list[Tensor], ref, stepped:list[np.ndarray], res:GateResult) -> None:
-    """loss, grad norm and every updated state tensor, as the stepped replay left them, against the tensor-level reference."""
+  def _compare_reference(self, lazy:list[Tensor], ref, shaken, stepped:list[np.ndarray], res:GateResult) -> None:
+    """loss, grad norm and every updated state tensor, as the stepped replay left them, against the tensor-level reference,
+    each lane within the graph tolerance widened by its own conditioning (``CONDITIONING`` times how far the reference
+    moved when its inputs moved by ~1 float32 ulp): a lane computed through cancellation -- an Adam update of a weight
+    whose gradient is near zero, where m/(sqrt(v)+eps) turns a rounding of g into a different step -- is as uncertain
+    for the device as for a perturbed reference, and is not a bug."""
     state, cfg = self.trainer.state_tensors(), self.trainer.cfg
     def slot(t:Tensor) -> int|None: return next((j for j, s in enumerate(state) if s is t), None)
     names = ["loss", "grad_norm"] + [f"state tensor {slot(t)} {t.shape}" for t in lazy[2:]]
     got = stepped[:2] + [stepped[2 + j] if (j := slot(t)) is not None else None for t in lazy[2:]]
     tokens = cfg.batch_size * cfg.grad_accum * self.trainer.model_cfg.seq_len
-    for name, t, r, g in zip(names, lazy, ref, got):
+    for name, t, r, sh, g in zip(names, lazy, ref, shaken if shaken is not None else [None] * len(ref), got):
       if g is None:
         res.messages.append(f"{name}: the optimizer updates a tensor the trainer does not hold as state; not compared")
         continue
       tol = graph_tolerance(t.dtype, depth=16 * self.trainer.model_cfg.n_layers, reduce_size=tokens)
+      rv = np.asarray(r.value, np.float64).reshape(-1)
+      if sh is not None and dtypes.is_float(t.dtype):
+        with np.errstate(invalid="ignore"): spread = np.abs(rv - np.asarray(sh.value, np.float64).reshape(-1))
+        tol = Tolerance(rtol=tol.rtol, atol=tol.atol + CONDITIONING * np.where(np.isfinite(spread), spread, 0.0), ulps=tol.ulps)
       c = compare(np.asarray(r.value).reshape(-1), g.reshape(-1), t.dtype, tol, np.asarray(r.undefined).reshape(-1))
       if not c.ok:
         res.step_ok = False
