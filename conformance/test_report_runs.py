@@ -26,3 +26,13 @@ def test_a_failed_command_records_its_exit_code(tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
   assert main(["check", "no-such-graph"]) == 2
   assert not (tmp_path / "reports").exists() or not os.listdir(tmp_path / "reports" / "runs")   # refused before any report
+
+def test_reports_and_findings_are_readable_by_others(tmp_path):
+  """files uopcheck writes atomically get an ordinary file's mode (0666 less the umask), not mkstemp's 0600: a CI
+  artefact step running as another user reads them"""
+  import os
+  from uopcheck.atomic import atomic_write_json
+  old = os.umask(0o022)
+  try: p = atomic_write_json(tmp_path / "report.json", {"ok": True})
+  finally: os.umask(old)
+  assert os.stat(p).st_mode & 0o777 == 0o644

@@ -5,15 +5,28 @@ from __future__ import annotations
 import contextlib, json, os, pathlib, tempfile
 from typing import Iterator
 
+def _umask() -> int:
+  """the process umask: read from /proc where it can be (setting it to read it is not thread-safe), else set and restored"""
+  try:
+    for line in pathlib.Path("/proc/self/status").read_text().splitlines():
+      if line.startswith("Umask:"): return int(line.split()[1], 8)
+  except (OSError, ValueError): pass
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
+
 @contextlib.contextmanager
 def replacing(path:str|os.PathLike) -> Iterator[pathlib.Path]:
-  """a temporary path beside ``path`` to write; renamed over ``path`` when the block ends, removed if it raises"""
+  """a temporary path beside ``path`` to write; renamed over ``path`` when the block ends, removed if it raises. The file
+  gets the mode an ordinary ``open()`` would give it (0666 less the umask: 0644 usually), not mkstemp's 0600 -- a CI
+  artefact step running as another user must be able to read a report."""
   p = pathlib.Path(path)
   p.parent.mkdir(parents=True, exist_ok=True)
   fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
   os.close(fd)
   try:
     yield pathlib.Path(tmp)
+    os.chmod(tmp, 0o666 & ~_umask())
     os.replace(tmp, p)
   finally:
     if os.path.exists(tmp): os.unlink(tmp)
