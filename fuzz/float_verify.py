@@ -107,15 +107,12 @@ class FloatBuilder(Builder):
     self.free[name] = u
     return u
 
+  KIND = "float"
+  def dtype_choices(self) -> list[DType]: return [self.main, *FLOAT_DTYPES, dtypes.bool, *CAST_INTS]
+
   def build(self, p:UPat, dt:DType, depth:int=0) -> UOp:
-    if depth == 0: self.main = dt
-    if p.name is not None and p.name in self.env: return self.env[p.name]
-    if depth > 6: raise NoInstance("pattern too deep")
-    if p.is_any: return self._named(p, self.build(self.choose(list(p.src[0])), dt, depth + 1))
-    if p.match_dtype is not None:
-      ok = [d for d in [self.main, *FLOAT_DTYPES, dtypes.bool, *CAST_INTS] if d in p.match_dtype]
-      if not ok: raise NoInstance(f"dtypes {p.match_dtype} are not float instance dtypes")
-      dt = dt if dt in ok else self.choose(list(dict.fromkeys(ok)))
+    done, dt = self.enter(p, dt, depth)
+    if done is not None: return done
     if p.op is None: return self._named(p, self.variable(dt))
     allowed = FLOAT_OPS if dtypes.is_float(dt) else BOOL_OPS if dt == dtypes.bool else {Ops.CONST, Ops.CAST}
     ops = sorted((o for o in p.op if o in allowed), key=lambda o: o.value)

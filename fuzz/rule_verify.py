@@ -147,15 +147,25 @@ class Builder:
     if dt == dtypes.bool: return UOp(Ops.CONST, dt, arg=self.choose([False, True]))
     return UOp(Ops.CONST, dt, arg=self.sym("c", dt))
 
-  def build(self, p:UPat, dt:DType, depth:int=0) -> UOp:
+  KIND = "integer"
+  def dtype_choices(self) -> list[DType]: return MAIN_DTYPES
+
+  def enter(self, p:UPat, dt:DType, depth:int) -> tuple[UOp|None, DType]:
+    """what building any node starts with, for every kind of instance: (the node, if the pattern is already built or is an
+    alternative; else None) and the dtype the node is built at (a pattern's dtype alternatives are a choice point)"""
     if depth == 0: self.main = dt
-    if p.name is not None and p.name in self.env: return self.env[p.name]
+    if p.name is not None and p.name in self.env: return self.env[p.name], dt
     if depth > 6: raise NoInstance("pattern too deep")
-    if p.is_any: return self._named(p, self.build(self.choose(list(p.src[0])), dt, depth + 1))
+    if p.is_any: return self._named(p, self.build(self.choose(list(p.src[0])), dt, depth + 1)), dt
     if p.match_dtype is not None:
-      ok = [d for d in MAIN_DTYPES if d in p.match_dtype]
-      if not ok: raise NoInstance(f"dtypes {p.match_dtype} are not integer dtypes")
+      ok = list(dict.fromkeys(d for d in self.dtype_choices() if d in p.match_dtype))
+      if not ok: raise NoInstance(f"dtypes {p.match_dtype} are not {self.KIND} instance dtypes")
       dt = dt if dt in ok else self.choose(ok)
+    return None, dt
+
+  def build(self, p:UPat, dt:DType, depth:int=0) -> UOp:
+    done, dt = self.enter(p, dt, depth)
+    if done is not None: return done
     if p.op is None:   # a pattern variable: a Variable with symbolic bounds
       return self._named(p, self.variable(dt))
     op = self.choose(sorted((o for o in p.op if o in INSTANCE_OPS), key=lambda o: o.value)) if p.op else None

@@ -80,7 +80,8 @@ class KernelInterpreter:
                check_spec:bool=True, sample:tuple[int, int]|None=None):
     if ast.op is not Ops.SINK: raise SpecError.at(ast, "a kernel AST must be a SINK")
     self.ast, self.name, self.var_vals = ast, name, var_vals or {}
-    self.sample_k, self.sample_rng = (sample[0], np.random.default_rng(sample[1])) if sample is not None else (None, None)
+    self.sample_k: int|None = sample[0] if sample is not None else None
+    self.sample_rng: np.random.Generator|None = np.random.default_rng(sample[1]) if sample is not None else None
     self.order = list(ast.toposort())
     if check_spec: verify(self.order, "kernel")  # tinygrad's own structural spec first (validation only)
     try:
