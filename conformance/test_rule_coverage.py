@@ -24,7 +24,7 @@ def test_rule_cov_terminal_table_and_json(covered):
                                                                                                         key=lambda m: m["rules"])
   assert sym["rules"] > 10 and 0 < sym["fired"] < sym["rules"]
   fired = [k for k, r in rep["rules"].items() if r["hits"]]
-  assert fired and all(k.startswith("uop/") and ":" in k for k in fired)
+  assert fired and all(k.startswith("tinygrad/uop/") and ":" in k for k in fired)   # spec/rule_id.py: the one rule name
   assert rep["never_fired"] and all(rep["rules"][k]["hits"] == 0 for k in rep["never_fired"])
   # the 'rules hit only by' view: the tests that exercised a fired rule
   assert any(t.startswith("conformance/test_movement.py::") for k in fired for t in rep["rules"][k]["tests"])
@@ -61,7 +61,7 @@ def test_rule_cov_html_renders_in_headless_chromium(covered, tmp_path):
   page = next((out / "html").glob("uop_symbolic.py.html"))
   dom = subprocess.run(["chromium", *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
   assert "uop/symbolic.py" in dom and "class=\"hit\"" in dom and "class=\"miss\"" in dom   # annotated source, green and red rows
-  some = next(k for k in rep["never_fired"] if k.startswith("uop/symbolic.py"))
+  some = next(k for k in rep["never_fired"] if k.startswith("tinygrad/uop/symbolic.py"))
   assert f">{some.split(':')[1]}</td><td class=\"n\">0</td>" in dom                       # a never-fired rule shows 0 hits on its line
   index = subprocess.run(["chromium", *flags, "--dump-dom", (out / "html" / "index.html").as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
@@ -102,10 +102,10 @@ def test_combine_reads_data_files_only_and_a_new_run_starts_empty(tmp_path):
   as data (it has no 'hits': it crashed) nor add up the first run's hits"""
   from uopcheck import rulecov
   from uopcheck.rulecov import plugin
-  (tmp_path / "rulecov.111.json").write_text(json.dumps({"hits": {"uop/symbolic.py:1": 2}, "tests": {}}))
+  (tmp_path / "rulecov.111.json").write_text(json.dumps({"hits": {"tinygrad/uop/symbolic.py:1": 2}, "tests": {}}))
   (tmp_path / "rulecov.report.json").write_text(json.dumps({"rules": {}, "matchers": {}, "never_fired": []}))
   assert [f.name for f in rulecov.data_files(tmp_path)] == ["rulecov.111.json"]
-  assert rulecov.combine(tmp_path)["hits"] == {"uop/symbolic.py:1": 2}
+  assert rulecov.combine(tmp_path)["hits"] == {"tinygrad/uop/symbolic.py:1": 2}
   class Cfg:
     getoption = staticmethod(lambda name: {"--rule-cov": "all", "--rule-cov-dir": str(tmp_path)}[name])
   plugin.pytest_sessionstart(type("Session", (), {"config": Cfg()})())

@@ -284,7 +284,9 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
 def result(st:CampaignStats, extra:dict) -> Result:
   """new findings, the known ones met again, uopcheck-internal refutations (the first 10), and where the findings are"""
   new = [f"NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at {f.get('assignment')}: "
-         f"before={f.get('before')} after={f.get('after')}" for f in st.findings]
+         f"before={f.get('before')} after={f.get('after')}" +
+         (f" (the rule for all inputs: uopcheck rules verify --only {f['rule']})" if str(f.get("rule", "")).startswith("tinygrad/") else "")
+         for f in st.findings]
   known = [f"known: {k} (shipped corpus)" for k in sorted({f["known_as"] for f in st.known})]
   internal = [f"uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}" for f in st.internal[:10]]
   counts = {k: getattr(st, k) for k in ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")}

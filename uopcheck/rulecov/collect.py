@@ -24,7 +24,9 @@ def _tinygrad_dir() -> pathlib.Path:
   return pathlib.Path(tinygrad.__file__).parent
 
 def rules(select:list[str]|None=None) -> dict[str, dict]:
-  """Every rule of the known matchers: id -> {matcher, file, line, pattern}; ``select`` filters by substring."""
+  """Every rule of the known matchers: id (``spec.rule_id``: tinygrad/uop/symbolic.py:295) -> {matcher, file, line, pattern};
+  ``select`` filters by substring."""
+  from uopcheck.spec.rule_id import rule_key_of
   base = _tinygrad_dir()
   out: dict[str, dict] = {}
   for modname in MODULES:
@@ -39,7 +41,7 @@ def rules(select:list[str]|None=None) -> dict[str, dict]:
       for p, _ in obj.patterns:
         f, line = p.location
         if str(pathlib.Path(f).resolve()) != mfile: continue  # a rule belongs to the module that defines it
-        rid = f"{pathlib.Path(f).resolve().relative_to(base)}:{line}"
+        rid = rule_key_of(f"tinygrad/{pathlib.Path(f).resolve().relative_to(base)}", line)
         out.setdefault(rid, {"matcher": matcher, "file": str(pathlib.Path(f).resolve().relative_to(base)), "line": line,
                              "pattern": _pattern_text(f, line)})
   return out
@@ -51,10 +53,11 @@ def _pattern_text(f:str, line:int) -> str:
 def hits() -> dict[str, int]:
   """Matches per rule id so far in this process."""
   from tinygrad.uop import ops
+  from uopcheck.spec.rule_id import rule_key_of
   base = _tinygrad_dir()
   out: dict[str, int] = defaultdict(int)
   for p, v in list(ops.match_stats.items()):
-    try: rid = f"{pathlib.Path(p.location[0]).resolve().relative_to(base)}:{p.location[1]}"
+    try: rid = rule_key_of(f"tinygrad/{pathlib.Path(p.location[0]).resolve().relative_to(base)}", p.location[1])
     except ValueError: continue
     out[rid] += int(v[0])
   return dict(out)
