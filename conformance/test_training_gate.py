@@ -130,7 +130,7 @@ def test_gate_tells_a_nondeterministic_device_fault_from_a_compiler_bug(tmp_path
   assert bad[0].rerun == "nondeterministic" and "re-run 1 of" in bad[0].rerun_detail, bad[0]
   assert res.fault and res.blame.startswith("nondeterministic device fault"), res.table()
   rc = main(["train", *SMALL, "--steps", "2", "--validate", "--gate-only", "--out", str(tmp_path / "cli")])
-  assert rc == 4 and json.loads((tmp_path / "cli" / "gate.json").read_text())["fault"]
+  assert rc == 5 and json.loads((tmp_path / "cli" / "gate.json").read_text())["fault"]
 
 def test_train_cli_trains_tiny_behind_the_gate_and_the_loss_falls(tmp_path):
   out = tmp_path / "run"

@@ -17,7 +17,8 @@ from uopcheck.settings import MAX_FINDING_BYTES
 
 # exit codes every command shares, so a CI job can gate on them
 EXIT_CLEAN, EXIT_NEW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-EXIT_FAULT = 4   # the training gate: a nondeterministic device fault (a failing kernel wrote other bytes when re-run)
+EXIT_DIVERGED = 4   # train: the loss went non-finite (the checkpoint stays at the last good save)
+EXIT_FAULT = 5      # the training gate: a nondeterministic device fault (a failing kernel wrote other bytes when re-run)
 
 def exit_code(new:int=0, internal:int=0) -> int:
   """3 when uopcheck itself failed (its verdicts can't be trusted), else 1 for new findings, else 0."""

@@ -14,7 +14,7 @@ does about each:
      replay of the same step writes the same bytes.
 A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs it) and is re-run ``GATE_RERUNS`` times from
 its recorded inputs on fresh buffers: the same wrong bytes every time is a compiler or runtime bug (exit 1), other bytes
-a nondeterministic device fault (exit 4: a cluster needs to know which one it has). The run does not start."""
+a nondeterministic device fault (exit 5: a cluster needs to know which one it has). The run does not start."""
 from __future__ import annotations
 import functools, json, pathlib, re, sys, time
 from dataclasses import dataclass, field

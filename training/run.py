@@ -10,7 +10,7 @@ import argparse, os, pathlib, sys, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
-from uopcheck.fuzz.findings_io import EXIT_FAULT
+from uopcheck.fuzz.findings_io import EXIT_FAULT, EXIT_DIVERGED
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--config", default="tiny", help="model config: tiny, small, llama3-1b, llama3-8b")
@@ -167,7 +167,7 @@ def _train(args) -> int:
             f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
       logger.finish({"started": False})
       # 1: the gate found a bug in tinygrad; 3: uopcheck's own reference could not check a kernel (a uopcheck-internal error);
-      # 4: a nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)
+      # 5: a nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)
       if any(r.detail.startswith("reference:") for r in gate.rows if not r.ok): return 3
       return EXIT_FAULT if gate.blame and gate.blame.startswith("nondeterministic") else 1
     if args.gate_only:
@@ -188,7 +188,7 @@ def _train(args) -> int:
     if not np.isfinite(loss):
       print(f"uopcheck train: loss is {loss} at step {step}; stopping (checkpoint left at the last good save)", file=sys.stderr)
       logger.finish({"diverged_at": step})
-      return 4
+      return EXIT_DIVERGED
     if (step + 1) % args.checkpoint_every == 0 or step + 1 == end:
       save_checkpoint(out / "checkpoint", trainer, step + 1, {"data": batches.label, "data_source": batches.source})
   bar.close()
