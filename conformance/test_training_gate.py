@@ -235,3 +235,24 @@ def test_a_device_that_cannot_open_is_a_one_line_error(tmp_path, capsys):
   assert not (tmp_path / "metrics.jsonl").exists()
   from tinygrad.helpers import DEV
   assert os.environ.get("DEV") != "AMD" and DEV.value != "AMD"   # the caller's device is put back (a leak moved later subprocesses to AMD)
+
+def test_ctrl_c_finishes_the_step_checkpoints_and_says_how_to_resume(tmp_path):
+  """the first Ctrl-C stops the run after the step in flight (never half-updated weights), saves a checkpoint there, plots
+  the loss so far, prints the --resume line and exits 130; --resume then continues from that step"""
+  import signal, subprocess, sys, time
+  out = tmp_path / "run"
+  args = ["train", *SMALL, "--steps", "400", "--out", str(out)]
+  p = subprocess.Popen([sys.executable, "-c", "import sys; from uopcheck.cli import main; sys.exit(main(sys.argv[1:]))", *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+  metrics = out / "metrics.jsonl"
+  deadline = time.time() + 240
+  while time.time() < deadline and (not metrics.exists() or len(metrics.read_text().splitlines()) < 3): time.sleep(0.5)
+  os.killpg(p.pid, signal.SIGINT)
+  _, err = p.communicate(timeout=120)
+  err = err.decode()
+  assert p.returncode == 130, err[-2000:]
+  done = len(metrics.read_text().splitlines())
+  assert 3 <= done < 400 and json.loads((out / "checkpoint" / "meta.json").read_text())["step"] == done, err[-2000:]
+  assert "--resume" in err and (out / "loss_curve.png").exists()
+  assert main(["train", *SMALL, "--steps", str(done + 2), "--resume", "--out", str(out)]) == 0
+  assert [json.loads(l)["step"] for l in metrics.read_text().splitlines()] == list(range(done + 2))

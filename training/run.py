@@ -6,7 +6,7 @@
 With --validate the run starts only if every kernel of the JIT-captured train step agrees with the CPU and with the
 reference (training/gate.py); otherwise it prints the table, writes reproducers, and exits 3 without training."""
 from __future__ import annotations
-import argparse, os, pathlib, sys, time
+import argparse, contextlib, os, pathlib, signal, sys, threading, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
@@ -123,7 +123,7 @@ def _train(args) -> int:
   from tinygrad import Device
   from uopcheck.training.model import get_config
   from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
-  from uopcheck.training.checkpoint import save_checkpoint, load_checkpoint
+  from uopcheck.training.checkpoint import load_checkpoint
   from uopcheck.training.logger import RunLogger
   from uopcheck.training.gate import CPUGate
   from uopcheck.fast.runner import hcq2_active
@@ -177,6 +177,43 @@ def _train(args) -> int:
   losses = []
   end = min(train_cfg.steps, args.stop_at) if args.stop_at is not None else train_cfg.steps
   bar = tqdm(range(start, end), desc="train", unit="step", dynamic_ncols=True, mininterval=1.0)
+  with graceful_interrupt() as stop:
+    rc = _train_steps(bar, stop, trainer, batches, train_cfg, logger, args, out, end, tokens_per_step, losses)
+  if rc is not None:
+    if rc == 130:
+      png = logger.plot(f"{args.config} on {device}")
+      print(f"uopcheck train: interrupted: checkpoint at step {stop['saved_at']} in {out / 'checkpoint'}, loss curve {png}; continue with "
+            f"the same command and --resume", file=sys.stderr)
+    return rc
+  bar.close()
+
+  png = logger.plot(f"{args.config} on {device}")
+  hist = logger.history()
+  summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
+  atomic_write_json(out / "summary.json", summary)
+  if (note := logger.finish(summary)): print(note)
+  print(f"trained steps {start}..{end - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
+        f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
+  return 0
+
+@contextlib.contextmanager
+def graceful_interrupt():
+  """The first Ctrl-C asks the training loop to stop after the step in flight (a step stopped halfway would leave the
+  weights half-updated; a checkpoint is taken at the step boundary); a second one stops at once (KeyboardInterrupt)."""
+  stop = {"requested": False, "saved_at": None}
+  def on_sigint(signum, frame):
+    if stop["requested"]: raise KeyboardInterrupt
+    stop["requested"] = True
+    print("\nuopcheck train: Ctrl-C: finishing this step, then saving a checkpoint (Ctrl-C again stops at once)", file=sys.stderr, flush=True)
+  old = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+  try: yield stop
+  finally:
+    if old is not None: signal.signal(signal.SIGINT, old)
+
+def _train_steps(bar, stop:dict, trainer, batches, train_cfg, logger, args, out:pathlib.Path, end:int, tokens_per_step:int, losses:list) -> int|None:
+  """the run's steps; None when they all ran, else the exit code (diverged, or interrupted after a checkpoint)"""
+  from uopcheck.training.trainer import cosine_lr
+  from uopcheck.training.checkpoint import save_checkpoint
   for step in bar:
     lr = cosine_lr(step, train_cfg)
     st = time.perf_counter()
@@ -189,14 +226,11 @@ def _train(args) -> int:
       print(f"uopcheck train: loss is {loss} at step {step}; stopping (checkpoint left at the last good save)", file=sys.stderr)
       logger.finish({"diverged_at": step})
       return EXIT_DIVERGED
-    if (step + 1) % args.checkpoint_every == 0 or step + 1 == end:
+    if (step + 1) % args.checkpoint_every == 0 or step + 1 == end or stop["requested"]:
       save_checkpoint(out / "checkpoint", trainer, step + 1, {"data": batches.label, "data_source": batches.source})
-  bar.close()
-  png = logger.plot(f"{args.config} on {device}")
-  hist = logger.history()
-  summary = {"first_loss": hist[0]["loss"] if hist else None, "final_loss": hist[-1]["loss"] if hist else None, "steps": len(hist)}
-  atomic_write_json(out / "summary.json", summary)
-  if (note := logger.finish(summary)): print(note)
-  print(f"trained steps {start}..{end - 1}: loss {summary['first_loss']:.4f} -> {summary['final_loss']:.4f}; "
-        f"loss curve {png}; checkpoint {out / 'checkpoint'}; metrics {logger.metrics_path}" if hist else "no steps to run")
-  return 0
+    if stop["requested"]:
+      bar.close()
+      stop["saved_at"] = step + 1
+      logger.finish({"interrupted_at": step + 1})
+      return 130
+  return None
