@@ -174,7 +174,7 @@ def _train(args) -> int:
       logger.finish({"started": False, "gate_only": True})
       return 0
   tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
-  losses = []
+  losses: list[float] = []
   end = min(train_cfg.steps, args.stop_at) if args.stop_at is not None else train_cfg.steps
   bar = tqdm(range(start, end), desc="train", unit="step", dynamic_ncols=True, mininterval=1.0)
   with graceful_interrupt() as stop:
