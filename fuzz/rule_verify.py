@@ -62,7 +62,7 @@ def matchers() -> dict[str, PatternMatcher]:
           "pm_lower_index_dtype": W.pm_lower_index_dtype, "pm_lower_weak": W.pm_lower_weak, "pm_cast_weak": W.pm_cast_weak,
           "pm_commit_weak": W.pm_commit_weak}
 
-from uopcheck.spec.rule_id import rule_key   # noqa: E402  (one rule name everywhere: spec/rule_id.py)
+from uopcheck.rule_id import rule_key   # noqa: E402  (one rule name everywhere: uopcheck/rule_id.py)
 
 def all_rules(only:list[str]|None=None) -> list[Rule]:
   """Every distinct rule of the rule files, with the matchers it is part of (a rule is counted once)."""

@@ -16,7 +16,7 @@ from uopcheck.results import Column, Table, Section, Result
 
 INT_DTS = [dtypes.weakint, dtypes.weakint, dtypes.int32, dtypes.uint32, dtypes.int8, dtypes.int64, dtypes.uint8]
 
-from uopcheck.spec.rule_id import rule_key as rule_id   # noqa: E402  (one rule name everywhere: spec/rule_id.py)
+from uopcheck.rule_id import rule_key as rule_id   # noqa: E402  (one rule name everywhere: uopcheck/rule_id.py)
 
 def matchers() -> dict[str, PatternMatcher]:
   from tinygrad.uop.symbolic import symbolic

@@ -24,9 +24,9 @@ def _tinygrad_dir() -> pathlib.Path:
   return pathlib.Path(tinygrad.__file__).parent
 
 def rules(select:list[str]|None=None) -> dict[str, dict]:
-  """Every rule of the known matchers: id (``spec.rule_id``: tinygrad/uop/symbolic.py:295) -> {matcher, file, line, pattern};
+  """Every rule of the known matchers: id (``uopcheck.rule_id``: tinygrad/uop/symbolic.py:295) -> {matcher, file, line, pattern};
   ``select`` filters by substring."""
-  from uopcheck.spec.rule_id import rule_key_of
+  from uopcheck.rule_id import rule_key_of
   base = _tinygrad_dir()
   out: dict[str, dict] = {}
   for modname in MODULES:
@@ -53,7 +53,7 @@ def _pattern_text(f:str, line:int) -> str:
 def hits() -> dict[str, int]:
   """Matches per rule id so far in this process."""
   from tinygrad.uop import ops
-  from uopcheck.spec.rule_id import rule_key_of
+  from uopcheck.rule_id import rule_key_of
   base = _tinygrad_dir()
   out: dict[str, int] = defaultdict(int)
   for p, v in list(ops.match_stats.items()):
