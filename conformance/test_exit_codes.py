@@ -54,7 +54,7 @@ def test_fuzz_symbolic_exit_code_follows_what_it_found(tmp_path, capsys):
   rc = main(["fuzz", "symbolic", "--minutes", "0.15", "--seed", "3", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")])
   out = capsys.readouterr().out
   new, internal = len(re.findall(r"^  NEW ", out, re.M)), len(re.findall(r"^  uopcheck-internal", out, re.M))
-  assert rc == (3 if internal else 1 if new else 0), out[-2000:]
+  assert rc == (1 if new else 3 if internal else 0), out[-2000:]   # new findings beat uopcheck-internal ones (both reported)
   assert len(list((tmp_path / "f").glob("symbolic-*.json"))) == new
 
 def test_bad_input_files_exit_2_and_internal_errors_exit_3(tmp_path, capsys, monkeypatch):
@@ -147,3 +147,7 @@ def test_ctrl_c_stops_within_a_second_writes_a_partial_report_and_exits_130(argv
   reports = list((tmp_path / "r").rglob("*.json"))
   data = [json.loads(f.read_text()) for f in reports if f.name != "run.json"]
   assert data and (data[0].get("partial", {}).get(partial) is not None if partial == "rules_done" else data[0]["interrupted"]), out[-2000:]
+
+def test_new_findings_beat_internal_errors_in_the_exit_code():
+  from uopcheck.fuzz.findings_io import exit_code
+  assert exit_code(new=2, internal=1) == 1 and exit_code(internal=1) == 3 and exit_code(new=1) == 1 and exit_code() == 0

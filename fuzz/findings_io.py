@@ -21,8 +21,10 @@ EXIT_DIVERGED = 4   # train: the loss went non-finite (the checkpoint stays at t
 EXIT_FAULT = 5      # the training gate: a nondeterministic device fault (a failing kernel wrote other bytes when re-run)
 
 def exit_code(new:int=0, internal:int=0) -> int:
-  """3 when uopcheck itself failed (its verdicts can't be trusted), else 1 for new findings, else 0."""
-  return EXIT_INTERNAL if internal else EXIT_NEW if new else EXIT_CLEAN
+  """1 for new findings (each one is confirmed on its own, so uopcheck failing on *other* cases does not make it less
+  true: a CI reads "bugs found", and the report lists the uopcheck-internal failures beside them), else 3 when uopcheck
+  itself failed, else 0."""
+  return EXIT_NEW if new else EXIT_INTERNAL if internal else EXIT_CLEAN
 
 def digest(text:str) -> str: return hashlib.sha256(text.encode()).hexdigest()[:12]
 
