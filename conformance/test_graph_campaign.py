@@ -47,3 +47,15 @@ def test_hangs_and_crashes_are_findings_and_minutes_hold(tmp_path, fault, kind):
   assert p.returncode == 1 and report["new"]
   assert report["worker_restarts"] >= 1 and report["lost_cases"]   # the worker went down, the campaign went on
   assert wall < 0.5 * 60 + 45, f"--minutes 0.5 took {wall:.0f} s"    # start-up, the kill grace and the report included
+
+def test_a_failure_still_being_shrunk_when_the_campaign_stops_is_named_in_the_report(tmp_path):
+  """a worker's pending failure (confirmed, not yet shrunk nor signed) is kept on disk and named, never silently left"""
+  import time
+  from uopcheck.fuzz.graph_campaign import summarize, result
+  from uopcheck.results.render import TERM
+  (tmp_path / ".pending-graph-4242.json").write_text('{"kind": "pending"}')
+  got = {k: set() for k in ("new", "known", "internal", "flaky")}
+  s = summarize(str(tmp_path), got, time.time(), True, {}, minutes=1, workers=1, seed=0, seconds=1.0, cases=3, scheduler=None,
+                candidate=None, case_timeout=60.0, profile="small", restarts=0, lost=[])
+  assert s["unfinished"] == [str(tmp_path / ".pending-graph-4242.json")]
+  assert ".pending-graph-4242.json" in TERM.render(result(s)) and "unfinished" in TERM.render(result(s))

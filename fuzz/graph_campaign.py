@@ -276,6 +276,8 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "uopcheck_internal": [{"file": p.name, "summary": d.get("summary", "")[:200]} for p, d in internal if d["signature"] in got["internal"]],
           "flaky": sorted(got["flaky"]), "external_faults": sorted(got.get("external", ())), "emulated": sorted(got.get("emulated", ())),
           "skipped_files": problems,
+          # a failure a worker was still shrinking when the campaign stopped: confirmed failing, not shrunk nor signed -- kept, named
+          "unfinished": sorted(str(p) for p in pathlib.Path(findings_dir).glob(".pending-graph-*.json")),
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
@@ -292,6 +294,8 @@ def result(summary:dict) -> Result:
          f"new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
          f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
          f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
+         *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed): {', '.join(summary['unfinished'])}"]
+           if summary.get("unfinished") else []),
          f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}",
          f"external faults (a worker lost to something outside its case, which re-ran clean in a fresh process: not findings, kept "
          f"as external-*.json): {len(summary.get('external_faults', []))}"]
