@@ -110,3 +110,14 @@ def test_combine_reads_data_files_only_and_a_new_run_starts_empty(tmp_path):
     getoption = staticmethod(lambda name: {"--rule-cov": "all", "--rule-cov-dir": str(tmp_path)}[name])
   plugin.pytest_sessionstart(type("Session", (), {"config": Cfg()})())
   assert rulecov.data_files(tmp_path) == [] and (tmp_path / "rulecov.report.json").exists()
+
+def test_fail_under_fails_a_run_that_fires_too_few_rules(tmp_path):
+  """as coverage.py's --fail-under: the reports are written, then exit 1 when the rules fired are under the percent"""
+  code = "import uopcheck; from tinygrad.uop.ops import UOp; a=UOp.variable('a',0,10); print((a*3+a*4).simplify())"
+  def run(pct:str, d:str):
+    cmd = [sys.executable, "-m", "uopcheck.cli", "coverage", "--dir", str(tmp_path / d), "--report", "json", "--matchers", "symbolic",
+           "--fail-under", pct, "--", sys.executable, "-c", code]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+  low, high = run("0.5", "a"), run("99", "b")
+  assert low.returncode == 0, low.stdout + low.stderr
+  assert high.returncode == 1 and "under --fail-under 99%" in high.stderr and (tmp_path / "b" / "rulecov.report.json").exists()

@@ -233,8 +233,14 @@ def _cmd_coverage(args) -> int:
   env = {**os.environ, "TRACK_MATCH_STATS": "1", "PRINT_MATCH_STATS": "0", "UOPCHECK_RULECOV_DIR": str(d.resolve())}
   env.setdefault("PARALLEL", "0")  # compile workers run with TRACK_MATCH_STATS=0: their rules would be lost (see rulecov.enable)
   rc = subprocess.call(cmd, env=env)
-  rulecov.write_reports(rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None), args.report, d,
-                        "uopcheck coverage -- " + " ".join(args.cmd))
+  rep = rulecov.report(rulecov.combine(d), args.matchers.split(",") if args.matchers else None)
+  rulecov.write_reports(rep, args.report, d, "uopcheck coverage -- " + " ".join(args.cmd))
+  if args.fail_under is not None:
+    n, fired = sum(m["rules"] for m in rep["matchers"].values()), sum(m["fired"] for m in rep["matchers"].values())
+    pct = 100 * fired / max(n, 1)
+    if pct < args.fail_under:
+      print(f"uopcheck coverage: {pct:.1f}% of {n} rules fired, under --fail-under {args.fail_under:g}%", file=sys.stderr)
+      return rc or 1
   return rc
 
 def _cmd_compare(args) -> int:
@@ -369,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
   cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
   cv.add_argument("--report", type=lambda t: parse_kinds(t, extra=("lcov",)), action="extend", default=None, metavar="KINDS",
                   help="comma separated: term, json, md, html (coverage.py-like index with annotated sources), lcov (default term)")
+  cv.add_argument("--fail-under", type=float, default=None, metavar="PERCENT",
+                  help="exit 1 when the rules fired are under PERCENT of the rules (as coverage.py's --fail-under), after the reports")
   cv.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run under coverage (after --)")
   cv.set_defaults(fn=_cmd_coverage)
   a = sub.add_parser("amd", parents=[reports], help="MI350X bring-up: doctor and env")
