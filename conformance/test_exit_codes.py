@@ -151,3 +151,22 @@ def test_ctrl_c_stops_within_a_second_writes_a_partial_report_and_exits_130(argv
 def test_new_findings_beat_internal_errors_in_the_exit_code():
   from uopcheck.fuzz.findings_io import exit_code
   assert exit_code(new=2, internal=1) == 1 and exit_code(internal=1) == 3 and exit_code(new=1) == 1 and exit_code() == 0
+
+def test_replay_says_still_failing_or_fixed_per_finding(tmp_path, capsys):
+  """uopcheck replay: the --lf of campaigns. A shipped finding still fails on this tinygrad (exit 1); the same record over a
+  program tinygrad gets right is fixed (exit 0); a file that is not a finding is refused (exit 2)"""
+  from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
+  shipped = SHIPPED_FINDINGS / "graph-70614493c4df.json"
+  r = ["--report", "json", "--report-dir", str(tmp_path / "r")]
+  assert main(["replay", str(shipped), str(SHIPPED_FINDINGS / "symbolic-e2dd844b7150.json"), *r]) == 1
+  rows = json.loads((tmp_path / "r" / "replay.json").read_text())["findings"]
+  assert [x["verdict"] for x in rows] == ["still failing", "still failing"]
+  d = json.loads(shipped.read_text())
+  d["program"] = {"inputs": [{"shape": [4], "dtype": "float32", "seed": 1}], "steps": [["unary", "neg", 0]], "outputs": [1]}
+  fixed = tmp_path / "f" / shipped.name
+  fixed.parent.mkdir()
+  fixed.write_text(json.dumps(d))
+  assert main(["replay", str(fixed.parent), *r]) == 0
+  assert json.loads((tmp_path / "r" / "replay.json").read_text())["findings"][0]["verdict"] == "fixed"
+  (tmp_path / "f" / "graph-000000000000.json").write_text("{not json")
+  assert main(["replay", str(fixed.parent), *r]) == 2

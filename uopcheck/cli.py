@@ -7,12 +7,14 @@
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
   uopcheck compare-schedulers A B [--corpus DIR] [--fuzz N]                     correctness and cost of two schedulers
   uopcheck mutate [ID ...] [--detectors check,graph,rules,conformance]         kill table of tinygrad mutants
-  uopcheck findings promote FILE ...                                           move reviewed findings into the shipped corpus
-  uopcheck rules verify [--only KEY ...] [--workers N]                         decide every integer rewrite rule for all inputs
+  uopcheck findings promote FILE ... | audit DIR ...                           re-derive findings; promote into the shipped corpus
+  uopcheck replay FILE|DIR ...                                                 re-run findings: still failing / fixed per file
+  uopcheck rules verify [--only KEY ...] [--workers N]                         decide every rewrite rule (integer, IEEE float)
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
   uopcheck train --config tiny --steps 50 --validate                           Llama run behind the CPU gate (--replay FILE)
 
-Exit codes, for every command: 0 nothing new, 1 new findings, 2 usage or input error, 3 uopcheck-internal error.
+Exit codes, for every command: 0 nothing new, 1 new findings (they beat 3), 2 usage or input error, 3 uopcheck-internal
+error, 130 interrupted; train only: 4 the loss went non-finite, 5 a nondeterministic device fault in the gate.
 """
 from __future__ import annotations
 import argparse, os, pathlib, subprocess, sys, time
@@ -211,6 +213,37 @@ def _cmd_findings(args) -> int:
          "findings-promote")
   return EXIT_USAGE if refused else 0
 
+def replay_verdict(f:pathlib.Path) -> str:
+  """one finding file re-run on the installed tinygrad: "still failing", "fixed", "changed: ..." (it fails another way),
+  "skipped: ..." or "refused: ..." (not a readable finding)"""
+  from uopcheck.spec import SpecError
+  try: d, _ = _finding_check(f)
+  except SpecError as e: return f"refused: {e}"
+  if f.name.startswith("symbolic-"):
+    from uopcheck.fuzz.symbolic import reproduce
+    v, _ = reproduce(d)
+    return "still failing" if v.kind == "refuted" else "fixed" if v.kind in ("proved", "unchanged") else f"changed: {v.kind} now"
+  from uopcheck.fuzz.graph import check_program
+  if d.get("wrong_scheduler") == "candidate": return "skipped: a candidate scheduler's finding (replay it with that scheduler's campaign)"
+  v = check_program(d["program"])
+  return "fixed" if v.ok else "still failing" if v.kind == d["failure"] else f"changed: fails as a {v.kind} now ({v.summary[:100]})"
+
+def _cmd_replay(args) -> int:
+  """``uopcheck replay FILE|DIR ...``: every finding re-run exactly as recorded (TinyJit calls, devices, Variables), a verdict
+  per file -- the ``--lf`` of campaigns. Exit 0 when all are fixed, 1 when one still fails (or fails another way), 2 when
+  a file is not a readable finding."""
+  from uopcheck.progress import bar
+  files: list[pathlib.Path] = []
+  for x in map(pathlib.Path, args.paths):
+    if x.is_dir(): files += sorted(p for p in x.glob("*.json") if p.name.startswith(("symbolic-", "graph-")))
+    else: files.append(x)
+  rows = [{"file": str(f), "verdict": replay_verdict(f)} for f in bar(files, "replay", unit="findings")]
+  count = lambda k: sum(r["verdict"].startswith(k) for r in rows)
+  report(args, Result("replay", "uopcheck replay", {"findings": rows}, tables=[Table([Column("file", width=56), Column("verdict")], rows)],
+                      summary=[f"{len(rows)} findings: still failing {count('still')}, fixed {count('fixed')}, changed {count('changed')}, "
+                               f"skipped {count('skipped')}, refused {count('refused')}"]), "replay")
+  return EXIT_USAGE if count("refused") else 1 if count("still") or count("changed") else 0
+
 def _positive(kind:type):
   """An argparse type: a number of ``kind`` above zero (a budget or a count of 0 or less would do nothing and exit 0)."""
   def parse(text:str):
@@ -365,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
   mu.add_argument("--workers", type=_positive(int), default=1, help="graph-fuzz workers per mutant")
   mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
   mu.set_defaults(fn=_cmd_mutate)
+  rp = sub.add_parser("replay", parents=[reports], help="re-run findings exactly as recorded: still failing / fixed per file")
+  rp.add_argument("paths", nargs="+", help="finding files (symbolic-*.json, graph-*.json) or directories of them")
+  rp.set_defaults(fn=_cmd_replay)
   fd = sub.add_parser("findings", parents=[reports], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
