@@ -170,3 +170,7 @@ def test_replay_says_still_failing_or_fixed_per_finding(tmp_path, capsys):
   assert json.loads((tmp_path / "r" / "replay.json").read_text())["findings"][0]["verdict"] == "fixed"
   (tmp_path / "f" / "graph-000000000000.json").write_text("{not json")
   assert main(["replay", str(fixed.parent), *r]) == 2
+
+def test_a_misspelled_command_gets_a_did_you_mean(capsys):
+  assert main(["chek"]) == 2 and "did you mean 'check'?" in capsys.readouterr().err
+  assert main(["rules", "verfy"]) == 2 and "did you mean 'verify'?" in capsys.readouterr().err

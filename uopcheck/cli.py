@@ -312,11 +312,20 @@ def _version() -> str:
     except PackageNotFoundError: return "not installed"
   return f"uopcheck {of('uopcheck')} (tinygrad {of('tinygrad')}, z3 {of('z3-solver')}, hypothesis {of('hypothesis')})"
 
+class _Parser(argparse.ArgumentParser):
+  """argparse with a did-you-mean for a misspelled command or choice (Python 3.12's suggest_on_error, here on 3.11 too)"""
+  def error(self, message:str):
+    import difflib, re
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m and (close := difflib.get_close_matches(m.group(1), re.findall(r"'([^']*)'", m.group(2)), n=1)):
+      message += f"; did you mean {close[0]!r}?"
+    super().error(message)
+
 def build_parser() -> argparse.ArgumentParser:
   from uopcheck.fuzz.campaign import FUZZERS
-  p = argparse.ArgumentParser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
+  p = _Parser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
   p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
-  sub = p.add_subparsers(dest="cmd", required=True)
+  sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
   reports = report_options()
   c = sub.add_parser("check", parents=[reports], help="ref vs fast on real model graphs, printed as a table")
   c.add_argument("names", nargs="*", help="graphs from uopcheck.check.catalog (default: all)")
