@@ -295,10 +295,10 @@ def _cmd_train(args) -> int:
   from uopcheck.training import run
   return run.train(args)
 
-def report_options(run_dir:bool=True) -> argparse.ArgumentParser:
+def report_options(run_dir:bool=True) -> _Parser:
   """``--report`` and ``--report-dir``, the same on every command that reports (a parent parser); ``train`` writes into
   its own ``--out`` and takes ``--report`` only"""
-  r = argparse.ArgumentParser(add_help=False)
+  r = _Parser(add_help=False)
   r.add_argument("--report", type=parse_kinds, action="extend", default=None, metavar="KINDS",
                  help=f"comma separated, repeatable: {', '.join(RENDERERS)} (default {','.join(DEFAULT_KINDS)}); files go to the run directory")
   if run_dir: r.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, "
