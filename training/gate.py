@@ -73,7 +73,6 @@ class GateResult:
   hcq2: bool = True
   phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the validated steps (capture excluded)
   sample: tuple[int, int]|None = None   # (k, seed) of the reference's sampled lanes; None: every lane
-  downgrades: list[str] = field(default_factory=list)   # how the checked step differs from the run's (training/run.py)
   lanes: int = 0        # output elements the kernels stored (all compared against the CPU)
   ref_lanes: int = 0    # of those, compared against the reference
 
@@ -114,7 +113,6 @@ class GateResult:
                f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
                f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"]
     if self.phases: summary.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
-    summary += [f"DOWNGRADED: {d}" for d in self.downgrades]
     summary += [f"note: {m}" for m in self.messages] + ["gate: PASS" if self.ok else f"gate: FAIL ({self.blame})"]
     return Result("gate", "uopcheck train: the CPU gate", self.as_dict(), tables=[Table(GATE_COLUMNS, rows)], summary=summary)
 
@@ -123,7 +121,6 @@ class GateResult:
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
-            "downgrades": self.downgrades,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer,

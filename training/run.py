@@ -79,18 +79,6 @@ def open_device(name:str) -> None:
   except Exception as e:
     raise SpecError(f"device {name} cannot be opened: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}") from None
 
-def gate_downgrades(trainer, args) -> list[str]:
-  """How the step the gate checks differs from the step the run executes (empty: it is the run's own step). Each is
-  printed, written into gate.json (``downgrades``) and shown in the gate's table notes: never a silent reduction."""
-  per_device = trainer.cfg.batch_size // (len(trainer.devices) if trainer.devices else 1)
-  out = []
-  if trainer.devices is not None: out.append(f"one device of {len(trainer.devices)}: the multi-device all-reduce and copies are not gated")
-  if args.gate_batch_size and args.gate_batch_size != per_device:
-    out.append(f"batch {args.gate_batch_size} instead of the run's {per_device} per device")
-  if args.gate_seq_len and args.gate_seq_len != trainer.model_cfg.seq_len:
-    out.append(f"sequence length {args.gate_seq_len} instead of the run's {trainer.model_cfg.seq_len} (other shapes: other kernels)")
-  return out
-
 def _gate_trainer(trainer, args):
   """The trainer the gate checks: the run's own, or -- data-parallel, or with --gate-batch-size/--gate-seq-len -- a
   one-device trainer of the same model with the per-device batch (the per-device kernels; the all-reduce is not)."""
@@ -171,7 +159,6 @@ def _train(args) -> int:
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
     gate = CPUGate(_gate_trainer(trainer, args), out / "gate", sample).run(gate_batches, cosine_lr(start, train_cfg))
-    gate.downgrades = gate_downgrades(trainer, args)
     emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)
     if not gate.ok:
