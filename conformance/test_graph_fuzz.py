@@ -106,6 +106,21 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   assert (tmp_path / "db").is_dir()                                          # the example database survives
   assert b"interrupted" in (tmp_path / "reports" / "latest" / "graph_campaign.md").read_bytes()
 
+@pytest.mark.parametrize("handles_sigterm", [True, False], ids=["unwinds", "deaf-to-sigterm"])
+def test_graph_a_worker_stopped_mid_write_leaves_no_temporary_file(tmp_path, handles_sigterm):
+  # the flake CI met: Ctrl-C killed a worker while it wrote its .current file, and the temporary file stayed
+  import multiprocessing as mp
+  from conformance.slow_writer import write_forever
+  from uopcheck.fuzz.graph_campaign import stop_worker
+  p = mp.get_context("spawn").Process(target=write_forever, args=(str(tmp_path), 0, handles_sigterm), daemon=True)
+  p.start()
+  deadline = time.time() + 60
+  while time.time() < deadline and not list(tmp_path.glob(".*.tmp")): time.sleep(0.05)
+  assert list(tmp_path.glob(".*.tmp")), "the writer never started its write"
+  stop_worker(p, str(tmp_path), 0, grace=1.0)
+  assert not p.is_alive() and p.exitcode == (128 + signal.SIGTERM if handles_sigterm else -signal.SIGKILL)
+  assert not list(tmp_path.iterdir())   # no half file: the write never completed, so no .current either
+
 def test_graph_corrupt_finding_files_are_skipped_with_one_line(tmp_path):
   good = next(FINDINGS.glob("graph-*.json"))
   (tmp_path / good.name).write_bytes(good.read_bytes())

@@ -24,6 +24,7 @@ from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_fi
 from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
+from uopcheck.atomic import remove_orphans
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result
 
@@ -52,6 +53,7 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
   return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
+def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
 
 def buckets() -> dict[str, set]:
   """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
@@ -90,7 +92,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
   start = time.perf_counter(); deadline = start + minutes * 60
-  pending = pathlib.Path(findings_dir) / f".pending-graph-{os.getpid()}.json"
+  pending = pending_file(findings_dir, os.getpid())
   current = current_file(findings_dir, wid)
   case: dict = {}
   def compiled(srcs):  # kernel sources of the running case, on disk before they run
@@ -135,11 +137,16 @@ def load_schedulers(scheduler:str|None, candidate:str|None) -> tuple:
   sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
   return sched, load_scheduler(candidate) if candidate else None
 
+def unwind_on_sigterm() -> None:
+  """the supervisor's stop (budget over, Ctrl-C) is SIGTERM: unwind, so a file being written is finished or removed"""
+  signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
 def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile,
                  supervisor:int|None=None, device:str="CPU"):
   die_with_parent()   # a supervisor killed with -9 leaves no worker fuzzing unsupervised
   if supervisor is not None and os.getppid() != supervisor: return   # it died before the line above took effect
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
+  unwind_on_sigterm()
   sched, cand = load_schedulers(scheduler, candidate)
   with on_device(device):
     worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
@@ -157,6 +164,15 @@ def on_device(device:str):
   from uopcheck.fast.devices import default_device
   from uopcheck.fuzz.program import targeting
   with default_device(device) as dev, targeting(dev): yield
+
+def stop_worker(p, findings_dir:str, wid:int, grace:float=3.0) -> None:
+  """stop a worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is finished or
+  removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
+  if p.is_alive():
+    p.terminate(); p.join(grace)
+    if p.is_alive(): p.kill(); p.join(5)
+  remove_orphans(current_file(findings_dir, wid))
+  if p.pid is not None: remove_orphans(pending_file(findings_dir, p.pid))
 
 def _lost_case(findings_dir:str, wid:int) -> dict|None:
   """A worker died or hung mid-case: its last case, from its .current file (None: it was between cases)."""
@@ -230,11 +246,13 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           try: stuck = time.time() - json.loads(cur.read_text())["started"] > case_timeout
           except (OSError, ValueError, KeyError): stuck = False
           if not stuck and now < deadline + KILL_GRACE_S: continue
-          p.kill(); p.join(5)
-          if not stuck: cur.unlink(missing_ok=True); del procs[w]; continue  # the budget is over: a case cut short is no finding
+          if not stuck:   # the budget is over: a case cut short is no finding
+            stop_worker(p, findings_dir, w); cur.unlink(missing_ok=True); del procs[w]; continue
+          p.kill(); p.join(5)   # hung: killed as it is, its .current file is the lost case
           why = ("hang", f"hang: the case ran past {case_timeout:g} s; the worker was killed")
         elif p.exitcode == 0: del procs[w]; continue
         else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
+        remove_orphans(cur)   # a process dead mid-write leaves the temporary file; its last complete .current is the case
         if (case := _lost_case(findings_dir, w)) is not None:
           rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout, device=device).start())
         del procs[w]
@@ -247,7 +265,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
       elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
   except KeyboardInterrupt:
     interrupted = True
-    for p in procs.values(): p.kill()
+    for w, p in procs.items(): stop_worker(p, findings_dir, w)
     for c in rechecks: c.kill()   # not re-checked: not filed (its program stays in the report's lost cases)
     lost += [f"{c.why}; not re-checked (interrupted)" for c in rechecks]
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed

@@ -82,6 +82,7 @@ class LostCaseCheck:
       try: os.killpg(self.proc.pid, signal.SIGKILL)
       except ProcessLookupError: pass
       self.proc.wait()
+    if self.proc is not None: pathlib.Path(self._path).unlink(missing_ok=True)   # the re-run's copy of the program, in /tmp
 
   def record(self, seed) -> dict:
     """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case"""

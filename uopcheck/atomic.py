@@ -2,7 +2,7 @@
 coverage data, checkpoints): a temporary file beside the target, renamed over it only once it is complete.
 Standard library only, so every layer may use it (the rule-coverage plugin loads before tinygrad)."""
 from __future__ import annotations
-import contextlib, json, os, pathlib, tempfile
+import contextlib, glob, json, os, pathlib, tempfile
 from typing import Iterator
 
 def _umask() -> int:
@@ -30,6 +30,14 @@ def replacing(path:str|os.PathLike) -> Iterator[pathlib.Path]:
     os.replace(tmp, p)
   finally:
     if os.path.exists(tmp): os.unlink(tmp)
+
+def remove_orphans(path:str|os.PathLike) -> list[pathlib.Path]:
+  """remove the temporary files ``replacing(path)`` leaves when its process is killed mid-write (SIGKILL runs no
+  ``finally``); call it only once the writer is known dead, as another writer's temporary file is its work in progress"""
+  p = pathlib.Path(path)
+  gone = sorted(p.parent.glob(f".{glob.escape(p.name)}.*.tmp"))
+  for t in gone: t.unlink(missing_ok=True)
+  return gone
 
 def atomic_write(path:str|os.PathLike, data:str|bytes) -> pathlib.Path:
   with replacing(path) as tmp:
