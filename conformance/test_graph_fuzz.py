@@ -73,12 +73,16 @@ def test_graph_malformed_program_is_one_line_error():
 def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_path):
   # a bounded, supervised campaign under a deliberately broken scheduler (every float MAX in a kernel becomes ADD)
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "1", "--workers", "1", "--seed", "5", "--self-test-bug",
-         "--case-timeout", "20", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db")]
+         "--case-timeout", "20", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"), "--report", "term,json,junit"]
   p = run_cli(cmd, tmp_path, 240)
   report = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
   found, problems = load_graph_findings(tmp_path / "f")
   mismatches = [(path, d) for path, d in found if d["failure"] == "mismatch"]
   assert p.returncode == 1 and report["new"] and mismatches, (report, p.stderr[-1500:])
+  import xml.etree.ElementTree as ET   # the CI kind: each new finding a failing test case pointing at its reproducer
+  failed = [c.get("file") for c in ET.parse(tmp_path / "reports" / "latest" / "graph_campaign.junit.xml").iter("testcase")
+            if c.find("failure") is not None]
+  assert sorted(pathlib.Path(f).name for f in failed) == sorted(f"graph-{s}.json" for s in report["new"]) and all(map(os.path.exists, failed))
   assert not problems and not list((tmp_path / "f").glob("*.tmp")) and not list((tmp_path / "f").glob(".pending-*"))
   path, d = mismatches[0]
   assert d["blame"] not in ("", "flaky (passes on re-check)") and d["signature"] in report["new"]   # blamed on the shrunk case

@@ -101,3 +101,50 @@ def test_findings_promote_reports_what_it_promoted(tmp_path, capsys):
   assert main(["findings", "promote", str(f), "--to", str(tmp_path / "corpus"), "--report", "term,json", "--report-dir", str(tmp_path / "r")]) == 0
   assert (tmp_path / "corpus" / f.name).read_bytes() == f.read_bytes() and f.name in capsys.readouterr().out
   assert json.loads((tmp_path / "r" / "findings_promote.json").read_text())["promoted"][0]["file"] == f.name
+
+def _ci_result() -> Result:
+  from uopcheck.results import Outcome
+  return Result("ci", "ci", {}, outcomes=[Outcome("tinygrad/uop/symbolic.py:116", "fail", "x//-1, at 6: 0 vs 250\nthe rule: a, b",
+                                                  "tinygrad/uop/symbolic.py", 116, "rules verify"),
+                                          Outcome("r2", "skip", "known refutation"), Outcome("r3", "pass"),
+                                          Outcome("graph-1.json", "error", "uopcheck's own <fault> 100%", "f/graph-1.json")])
+
+def test_junit_counts_and_locates_every_outcome():
+  import xml.etree.ElementTree as ET
+  suite = ET.fromstring(RENDERERS["junit"].render(_ci_result())).find("testsuite")
+  assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {"tests": "4", "failures": "1", "errors": "1", "skipped": "1"}
+  cases = {c.get("name"): c for c in suite.findall("testcase")}
+  bad = cases["tinygrad/uop/symbolic.py:116"]
+  assert (bad.get("file"), bad.get("line"), bad.get("classname")) == ("tinygrad/uop/symbolic.py", "116", "rules verify")
+  assert bad.find("failure").get("message") == "x//-1, at 6: 0 vs 250" and "the rule: a, b" in bad.find("failure").text
+  assert cases["r2"].find("skipped") is not None and list(cases["r3"]) == [] and cases["graph-1.json"].find("error") is not None
+
+def test_sarif_holds_failures_and_errors_at_their_location():
+  runs = json.loads(RENDERERS["sarif"].render(_ci_result()))["runs"]
+  res = runs[0]["results"]
+  assert [(r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in res] == \
+         [("error", "tinygrad/uop/symbolic.py"), ("warning", "f/graph-1.json")]
+  assert res[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 116} and "region" not in res[1]["locations"][0]["physicalLocation"]
+  assert {r["id"] for r in runs[0]["tool"]["driver"]["rules"]} == {"rules verify", "ci"}
+
+def test_github_annotations_are_escaped_one_per_line(capsys):
+  emit(_ci_result(), ["github"], None)
+  lines = capsys.readouterr().out.splitlines()
+  assert lines == ["::error file=tinygrad/uop/symbolic.py,line=116,title=uopcheck ci%3A tinygrad/uop/symbolic.py%3A116::"
+                   "x//-1, at 6: 0 vs 250%0Athe rule: a, b",
+                   "::warning file=f/graph-1.json,title=uopcheck ci%3A graph-1.json::uopcheck's own <fault> 100%25"]
+
+def test_rules_verify_ci_kinds_fail_a_new_refutation_and_skip_a_known_one(tmp_path, capsys):
+  import xml.etree.ElementTree as ET
+  empty = tmp_path / "known.json"
+  empty.write_text("{}")
+  rule = ["rules", "verify", "--only", "tinygrad/uop/symbolic.py:116", "--workers", "1", "--report", "junit,sarif,github"]
+  assert main([*rule, "--known", str(empty), "--report-dir", str(tmp_path / "new")]) == 1
+  assert capsys.readouterr().out.startswith("::error file=tinygrad/uop/symbolic.py,line=116,")
+  case = ET.parse(tmp_path / "new" / "rules_verify.junit.xml").getroot().find("testsuite/testcase")
+  assert case.get("line") == "116" and "REACHABLE" in case.find("failure").text
+  assert json.loads((tmp_path / "new" / "rules_verify.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "rules verify"
+  assert main([*rule, "--report-dir", str(tmp_path / "known")]) == 0   # the shipped list knows it: skipped, no annotation
+  assert capsys.readouterr().out == ""
+  case = ET.parse(tmp_path / "known" / "rules_verify.junit.xml").getroot().find("testsuite/testcase")
+  assert case.find("skipped").get("message").startswith("known refutation")

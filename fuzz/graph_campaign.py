@@ -26,7 +26,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.atomic import remove_orphans
 from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
-from uopcheck.results import Column, Table, Section, Result
+from uopcheck.results import Column, Table, Section, Result, Outcome
 
 from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S, KILL_GRACE_S
 
@@ -287,7 +287,8 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
       if f.stat().st_mtime >= started_wall and d["signature"] not in known: got["new"].add(d["signature"])
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
   from uopcheck.settings import selected_profile
-  return {"minutes": minutes, "workers": workers, "seed": seed, "seconds": seconds, "cases": cases, "hypothesis_profile": selected_profile(),
+  return {"minutes": minutes, "workers": workers, "seed": seed, "findings_dir": str(findings_dir), "seconds": seconds, "cases": cases,
+          "hypothesis_profile": selected_profile(),
           "cases_per_min": round(cases / max(seconds, 1e-9) * 60, 1), "interrupted": interrupted, "scheduler": scheduler or "tinygrad rangeify",
           "candidate": candidate, "case_timeout_s": case_timeout, "profile": profile, "worker_restarts": restarts, "lost_cases": lost,
           "new": sorted(got["new"]), "known": sorted(got["known"]),
@@ -324,8 +325,12 @@ def result(summary:dict) -> Result:
            "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
   internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
   sections = [Section(t, x) for t, x in (("uopcheck-internal", internal), ("skipped (corrupt) files", summary["skipped_files"])) if x]
+  fdir = pathlib.Path(summary.get("findings_dir", "."))
+  outcomes = [Outcome(f["file"], "fail" if f["new"] else "skip", f["summary"] if f["new"] else "seen before", str(fdir / f["file"]),
+                      group="fuzz graph") for f in summary["findings"]]
+  outcomes += [Outcome(f["file"], "error", f["summary"], str(fdir / f["file"]), group="fuzz graph") for f in summary["uopcheck_internal"]]
   return Result("graph_campaign", "uopcheck graph campaign", summary, tables=[Table(FINDING_COLUMNS, rows)] if rows else [],
-                preamble=pre, sections=sections)
+                preamble=pre, sections=sections, outcomes=outcomes)
 
 def main(args) -> int:
   from uopcheck.runs import report

@@ -5,7 +5,7 @@ The known list (``fuzz/rules_known.json``) holds refutations that were reviewed 
 README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import json, os, pathlib
-from uopcheck.results import Column, Table, Section, Result
+from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
 from uopcheck.fuzz.rule_verify import RuleVerdict, summary, FLOAT_KNOWN_PREFIX
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
@@ -84,4 +84,17 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
                for v in verdicts if v.float_verdict in ("refuted", "liberty")]
   return Result("rules_verify", "uopcheck rules verify: tinygrad's rewrite rules, integer and IEEE float",
                 {"summary": s, "rules": [v.as_json() for v in verdicts]}, tables=[Table(COLUMNS, rows), grid(verdicts)], summary=lines,
-                sections=sections)
+                sections=sections, outcomes=[outcome(v, known) for v in verdicts if v.verdict != "n/a"])
+
+def outcome(v:RuleVerdict, known:dict) -> Outcome:
+  """a rule for the CI kinds, at its tinygrad source line: a new refutation fails, a known one or an undecided rule is
+  skipped (saying which), a proved one passes"""
+  new = [f"{kind} refutation: {line}" for kind, line, key in
+         (("integer", _cex_line(v) if v.int_verdict == "refuted" else "", v.rule),
+          ("IEEE float", "; ".join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items()), FLOAT_KNOWN_PREFIX + v.rule))
+         if line and key not in known and (v.int_verdict if kind == "integer" else v.float_verdict) == "refuted"]
+  if new: status, msg = "fail", "\n".join(new) + f"\nthe rule: {v.source}"
+  elif v.verdict == "refuted": status, msg = "skip", "known refutation (fuzz/rules_known.json)"
+  elif v.verdict in ("proved", "liberty"): status, msg = "pass", v.verdict
+  else: status, msg = "skip", f"not decided ({v.verdict}): {v.why}"
+  return Outcome(v.rule, status, msg, *at_source(v.rule), group="rules verify")

@@ -17,6 +17,7 @@ from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
+from uopcheck.results import Outcome, at_source
 from uopcheck.spec import uop_json
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.progress import StatusLine
@@ -290,7 +291,12 @@ def result(st:CampaignStats, extra:dict) -> Result:
   known = [f"known: {k} (shipped corpus)" for k in sorted({f["known_as"] for f in st.known})]
   internal = [f"uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}" for f in st.internal[:10]]
   counts = {k: getattr(st, k) for k in ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")}
-  return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), **extra},
+  fdir = pathlib.Path(extra["findings_dir"])
+  outcomes = [Outcome(f"symbolic-{f['signature']}", "fail", line, *(at_source(f["rule"]) if str(f.get("rule", "")).startswith("tinygrad/")
+                      else (str(fdir / f"symbolic-{f['signature']}.json"), 0)), group="fuzz symbolic") for f, line in zip(st.findings, new)]
+  outcomes += [Outcome(k, "skip", "known (shipped corpus)", group="fuzz symbolic") for k in sorted({f["known_as"] for f in st.known})]
+  outcomes += [Outcome(f"uopcheck-internal {i}", "error", line, group="fuzz symbolic") for i, line in enumerate(internal)]
+  return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), **extra}, outcomes=outcomes,
                 tables=[Table([Column(k, width=9, align=">") for k in counts], [counts])],
                 summary=[f"findings directory: {extra['findings_dir']} (review, then `uopcheck findings promote FILE` to ship one)"],
                 sections=[Section(t, x) for t, x in (("findings", new), ("known", known), ("uopcheck-internal", internal)) if x])

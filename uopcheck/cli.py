@@ -22,7 +22,7 @@ from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, E
 from uopcheck.atomic import atomic_write_json
 from uopcheck.spec.errors import SpecError
 from uopcheck.runs import finish_run, report
-from uopcheck.results import Column, Table, Section, Result, RENDERERS, DEFAULT_KINDS, parse_kinds
+from uopcheck.results import Column, Table, Section, Result, Outcome, RENDERERS, DEFAULT_KINDS, parse_kinds
 from uopcheck.results.render import TERM
 
 def _cmd_check(args) -> int:
@@ -68,7 +68,9 @@ def _check_graphs(args, names:list[str]) -> int:
                        ([f"{failed} tinygrad finding(s): FAIL = wrong values, CRASH/HANG = confirmed by plain tinygrad in a fresh process"]
                         if failed else []) +
                        ([f"{internal} uopcheck-internal row(s): uopcheck's own reference, builder or capture failed there"] if internal else []),
-               sections=[Section("reproducers", reproducers)] if reproducers else [])
+               sections=[Section("reproducers", reproducers)] if reproducers else [],
+               outcomes=[Outcome(r.graph, "pass" if r.ok else "error" if r.result == "INTERNAL" else "fail", f"{r.result}: {r.note}",
+                                 group="check") for r in got])
   report(args, res, "check", live=live)
   if args.json: atomic_write_json(pathlib.Path(args.json), rows)
   return exit_code(new=failed, internal=internal)
@@ -81,19 +83,21 @@ def _per_kernel(args, names) -> int:
   from uopcheck.check import catalog
   from uopcheck.check.kernel import check_per_kernel, PerKernelResult
   failed = internal = 0
-  results, verdicts = [], []
+  results, verdicts, checked = [], [], []
   for n in names:
     try: r = check_per_kernel(catalog.REAL_GRAPHS[n], n, hcq2=args.hcq2, scheduler=args.scheduler)
     except SpecError: raise
     except Exception as e:   # uopcheck's own blame failed on this graph: its row says so, the other graphs are still checked
       r = PerKernelResult(n, hcq2=args.hcq2, blame="uopcheck-internal", message=f"the per-kernel check failed: {type(e).__name__}: {e}"[:300])
-    results.append(x := r.result(args.scheduler))
+    results.append(x := r.result(args.scheduler)); checked.append(r)
     verdicts.append(f"{x.title}: verdict: {r.verdict()}")
     if "term" in args.report: print(f"== {x.title}\n{TERM.render(x)}\n", flush=True)
     failed += not r.ok
     internal += r.blame in ("reference", "uopcheck-internal")
   res = Result("check", "uopcheck check --per-kernel: each kernel and stage, ref vs fast", [x.data for x in results],
-               tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables], summary=verdicts)
+               tables=[Table(t.columns, t.rows, title=x.title) for x in results for t in x.tables], summary=verdicts,
+               outcomes=[Outcome(x.title, "pass" if r.ok else "error" if r.blame in ("reference", "uopcheck-internal") else "fail",
+                                 r.verdict(), group="check --per-kernel") for r, x in zip(checked, results)])
   report(args, res, "check", live=True)
   return exit_code(new=failed - internal, internal=internal)
 
@@ -193,7 +197,9 @@ def _cmd_findings(args) -> int:
     false = sum(r["verdict"] != "confirmed" for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
                         tables=[Table([Column("file", width=40), Column("verdict")], rows)],
-                        summary=[f"{len(rows)} findings audited in {', '.join(args.files)} (symbolic and graph)", f"false or unreadable: {false}"]),
+                        summary=[f"{len(rows)} findings audited in {', '.join(args.files)} (symbolic and graph)", f"false or unreadable: {false}"],
+                        outcomes=[Outcome(r["file"], "pass" if r["verdict"] == "confirmed" else "error", r["verdict"],
+                                          str(pathlib.Path(r["directory"]) / r["file"]), group="findings audit") for r in rows]),
            "findings-audit")
     return exit_code(internal=false)
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
@@ -228,6 +234,8 @@ def replay_verdict(f:pathlib.Path) -> str:
   v = check_program(d["program"])
   return "fixed" if v.ok else "still failing" if v.kind == d["failure"] else f"changed: fails as a {v.kind} now ({v.summary[:100]})"
 
+REPLAY_STATUS = {"still failing": "fail", "changed": "fail", "fixed": "pass", "skipped": "skip", "refused": "error"}
+
 def _cmd_replay(args) -> int:
   """``uopcheck replay FILE|DIR ...``: every finding re-run exactly as recorded (TinyJit calls, devices, Variables), a verdict
   per file -- the ``--lf`` of campaigns. Exit 0 when all are fixed, 1 when one still fails (or fails another way), 2 when
@@ -241,7 +249,9 @@ def _cmd_replay(args) -> int:
   count = lambda k: sum(r["verdict"].startswith(k) for r in rows)
   report(args, Result("replay", "uopcheck replay", {"findings": rows}, tables=[Table([Column("file", width=56), Column("verdict")], rows)],
                       summary=[f"{len(rows)} findings: still failing {count('still')}, fixed {count('fixed')}, changed {count('changed')}, "
-                               f"skipped {count('skipped')}, refused {count('refused')}"]), "replay")
+                               f"skipped {count('skipped')}, refused {count('refused')}"],
+                      outcomes=[Outcome(r["file"], REPLAY_STATUS[r["verdict"].split(":")[0]], r["verdict"], r["file"], group="replay")
+                                for r in rows]), "replay")
   return EXIT_USAGE if count("refused") else 1 if count("still") or count("changed") else 0
 
 def _positive(kind:type):

@@ -36,11 +36,32 @@ class Section:
   title: str
   lines: list[str]
 
+@dataclass(frozen=True)
+class Outcome:
+  """one checked item, for the CI report kinds (JUnit test case, SARIF result, GitHub annotation): a rule, a finding, a
+  graph. ``status``: pass | fail (a new finding: CI goes red) | skip (known, or not decided) | error (uopcheck's own
+  failure, not tinygrad's). ``file``/``line`` point at what is wrong: a tinygrad source line for a rule, a finding's file."""
+  name: str
+  status: str
+  message: str = ""
+  file: str = ""
+  line: int = 0
+  group: str = ""
+  def __post_init__(self):
+    if self.status not in STATUSES: raise ValueError(f"Outcome {self.name!r}: status {self.status!r} is not one of {STATUSES}")
+
+STATUSES = ("pass", "fail", "skip", "error")
+
+def at_source(rule:str) -> tuple[str, int]:
+  """``tinygrad/uop/symbolic.py:261`` as (file, line); a name without a line number as (name, 0)"""
+  f, _, n = rule.rpartition(":")
+  return (f, int(n)) if f and n.isdigit() else (rule, 0)
+
 @dataclass
 class Result:
   """What one command run found. ``name`` names the report files (``<name>.json``, ``.md``, ``.html``); ``data`` is the
   JSON report's payload (each command keeps its own documented schema); ``preamble`` lines come before the tables,
-  ``summary`` lines after them, then the ``sections``."""
+  ``summary`` lines after them, then the ``sections``; ``outcomes`` are its checked items for CI."""
   name: str
   title: str
   data: Any
@@ -48,3 +69,4 @@ class Result:
   preamble: list[str] = field(default_factory=list)
   summary: list[str] = field(default_factory=list)
   sections: list[Section] = field(default_factory=list)
+  outcomes: list[Outcome] = field(default_factory=list)   # what the CI kinds report; a command that fills none reports 0 tests

@@ -1,5 +1,6 @@
 """Renderers of a ``Result``: one protocol (``name``, ``suffix``, ``render(result) -> str``) and one implementation per
-medium -- terminal text, JSON (the result's own payload), Markdown, HTML (sortable tables, no outside assets). ``emit``
+medium -- terminal text, JSON (the result's own payload), Markdown, HTML (sortable tables, no outside assets), and the
+CI kinds of ``uopcheck.results.ci`` (JUnit, SARIF, GitHub annotations). ``emit``
 prints the terminal kind and writes the others as ``<dir>/<result.name>.<suffix>``; every command's ``--report`` goes
 through it. Standard library only."""
 from __future__ import annotations
@@ -7,6 +8,7 @@ import argparse, html, json, os, pathlib, sys
 from typing import Protocol, TextIO
 from uopcheck.atomic import atomic_write
 from uopcheck.results.model import Result, Table
+from uopcheck.results.ci import JUnitRenderer, SarifRenderer, GithubRenderer
 
 class Renderer(Protocol):
   name: str
@@ -89,7 +91,8 @@ class HtmlRenderer:
     return html_page(result.title, "".join(parts))
 
 TERM = TermRenderer()
-RENDERERS: dict[str, Renderer] = {r.name: r for r in (TERM, JsonRenderer(), MarkdownRenderer(), HtmlRenderer())}
+RENDERERS: dict[str, Renderer] = {r.name: r for r in (TERM, JsonRenderer(), MarkdownRenderer(), HtmlRenderer(), JUnitRenderer(),
+                                                       SarifRenderer(), GithubRenderer())}
 DEFAULT_KINDS = ("term", "json", "md")
 ALIASES = {"markdown": "md", "text": "term"}
 
@@ -107,9 +110,9 @@ def emit(result:Result, kinds, out_dir:str|os.PathLike|None, stream:TextIO|None=
   for k in dict.fromkeys(kinds):
     r = RENDERERS.get(k)
     if r is None: continue   # a kind the command renders itself (coverage's lcov)
-    if not r.suffix:
-      text = TERM.render(result, tables=not live)
-      if text: print(("\n" if live else "") + text, file=stream or sys.stdout, flush=True)
+    if not r.suffix:   # printed: the terminal report, GitHub's workflow commands
+      text = TERM.render(result, tables=not live) if r is TERM else r.render(result)
+      if text: print(("\n" if live and r is TERM else "") + text, file=stream or sys.stdout, flush=True)
       continue
     if out_dir is None: raise ValueError(f"report kind {k!r} needs a report directory")
     written[k] = atomic_write(pathlib.Path(out_dir) / f"{result.name}.{r.suffix}", r.render(result) + "\n")
