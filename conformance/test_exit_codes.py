@@ -174,3 +174,59 @@ def test_replay_says_still_failing_or_fixed_per_finding(tmp_path, capsys):
 def test_a_misspelled_command_gets_a_did_you_mean(capsys):
   assert main(["chek"]) == 2 and "did you mean 'check'?" in capsys.readouterr().err
   assert main(["rules", "verfy"]) == 2 and "did you mean 'verify'?" in capsys.readouterr().err
+
+@pytest.mark.parametrize("argv", [["fuzz", "graph", "--findings", "FILE"], ["fuzz", "symbolic", "--findings", "FILE/sub"],
+                                  ["spec", "--report-dir", "FILE"], ["train", "--out", "FILE"], ["coverage", "--dir", "FILE", "--", "true"],
+                                  ["findings", "promote", "x", "--to", "FILE"]])
+def test_a_file_where_a_directory_is_asked_for_is_one_line_and_exit_2(argv, tmp_path, capsys):
+  f = tmp_path / "a-file"
+  f.write_text("x")
+  assert main([str(f) + a[4:] if a.startswith("FILE") else a for a in argv]) == 2
+  err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+  assert "is a file, not a directory" in err[-1] and "a-file" in err[-1] and not any("Traceback" in ln for ln in err)
+
+def test_findings_that_cannot_be_written_stop_the_campaign_not_file_a_finding(tmp_path):
+  """the write helper every campaign file goes through turns the OSError into the one stop (never a case failing: it is a
+  BaseException, so hypothesis does not shrink it), and the probe before a campaign names the directory and the cause"""
+  from uopcheck.fuzz.findings_io import FindingsUnwritable, write_or_stop, probe_writable
+  blocker = tmp_path / "blocker"
+  blocker.write_text("x")
+  with pytest.raises(FindingsUnwritable, match="cannot write .*blocker/f.json: (File exists|Not a directory)"): write_or_stop(blocker / "f.json", {})
+  assert not issubclass(FindingsUnwritable, Exception)
+  with pytest.raises(FindingsUnwritable, match=r"cannot write findings in .*blocker/d: Not a directory"): probe_writable(blocker / "d")
+  probe_writable(tmp_path / "ok" / "d")
+  assert (tmp_path / "ok" / "d").is_dir() and not list((tmp_path / "ok" / "d").iterdir())   # the probe leaves nothing behind
+
+@pytest.fixture
+def small_disk(tmp_path):
+  """a 1 MiB tmpfs (root with mount rights, as CI runs); skipped where it cannot be mounted"""
+  import shutil, subprocess
+  d = tmp_path / "disk"
+  d.mkdir()
+  if not shutil.which("mount") or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
+    pytest.skip("cannot mount a tmpfs here (needs root with mount rights)")
+  yield d
+  subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+@pytest.mark.slow
+def test_a_graph_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_3(small_disk, tmp_path):
+  import os, subprocess, sys, time
+  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "3", "--workers", "1", "--seed", "5", "--self-test-bug",
+         "--case-timeout", "20", "--findings", str(small_disk / "f"), "--db", str(tmp_path / "db"), "--report", "json"]
+  p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  deadline = time.time() + 120
+  while time.time() < deadline and not (small_disk / "f" / ".current-0.json").exists(): time.sleep(0.5)
+  fd = os.open(small_disk / "fill", os.O_WRONLY | os.O_CREAT)   # the disk fills while the worker runs
+  try:
+    while os.write(fd, b"\0" * 4096): pass
+  except OSError: pass
+  finally: os.close(fd)
+  t0 = time.time()
+  out, err = p.communicate(timeout=120)
+  assert p.returncode == 3 and time.time() - t0 < 60, err[-2000:]    # stopped, not run to its 3-minute budget
+  assert "Traceback" not in out + err and "No space left on device" in err.splitlines()[-2], (out[-3000:], err[-3000:])
+  rep = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
+  assert "No space left on device" in rep["unwritable"] and not rep["lost_cases"]   # not filed as a crash finding
+  (small_disk / "fill").unlink()
+  p = subprocess.run(cmd[:6] + ["0.1"] + cmd[7:], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+  assert p.returncode in (0, 1), p.stderr[-2000:]   # with room again it runs

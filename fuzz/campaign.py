@@ -16,7 +16,7 @@ from __future__ import annotations
 import pathlib, time
 from dataclasses import dataclass
 from typing import Callable
-from uopcheck.fuzz.findings_io import atomic_write_json
+from uopcheck.fuzz.findings_io import write_or_stop
 from uopcheck.settings import campaign_shrink_budget
 
 class FoundBug(Exception):
@@ -82,7 +82,7 @@ class Campaign:
     if self.shrinking is None: self.shrinking = 0
     if self.minimal is None or f.size < self.minimal.size:
       self.minimal = f
-      atomic_write_json(self.pending, f.record)
+      write_or_stop(self.pending, f.record)
       if self.on_pending is not None: self.on_pending(f.record)
     raise FoundBug(f.kind)
 

@@ -19,6 +19,34 @@ from uopcheck.settings import MAX_FINDING_BYTES
 EXIT_CLEAN, EXIT_NEW, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_DIVERGED = 4   # train: the loss went non-finite (the checkpoint stays at the last good save)
 EXIT_FAULT = 5      # the training gate: a nondeterministic device fault (a failing kernel wrote other bytes when re-run)
+EXIT_UNWRITABLE = 75   # a campaign worker's own exit status: it stopped because the findings directory cannot be written
+
+class FindingsUnwritable(BaseException):
+  """the findings directory cannot be written (full disk, read-only, gone): the campaign stops at once, exit 3. A
+  BaseException, as hypothesis takes any Exception raised in a case for that case failing, and would shrink it."""
+
+def write_or_stop(path:str|os.PathLike, obj) -> pathlib.Path:
+  """a campaign's file in its findings directory (pending failure, running case, finding), or FindingsUnwritable"""
+  try: return atomic_write_json(path, obj)
+  except OSError as e: raise FindingsUnwritable(f"cannot write {path}: {e.strerror or e}") from None
+
+PROBE_BYTES = 1 << 16   # a finding is at most MAX_FINDING_BYTES; a directory that cannot take this much is full
+
+def probe_writable(directory:str|os.PathLike) -> None:
+  """before a campaign starts: the findings directory exists (or is made) and takes a file, synced to disk; else
+  FindingsUnwritable naming the directory and the cause"""
+  d = pathlib.Path(directory)
+  try:
+    if d.exists() and not d.is_dir(): raise NotADirectoryError(20, "not a directory")
+    d.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".probe-", suffix=".tmp")
+    try:
+      with os.fdopen(fd, "wb") as f:   # a buffered write: a short write is retried, and raises ENOSPC (os.write would not)
+        f.write(b"\0" * PROBE_BYTES)
+        f.flush()
+        os.fsync(f.fileno())
+    finally: os.unlink(tmp)
+  except OSError as e: raise FindingsUnwritable(f"cannot write findings in {d}: {e.strerror or e}") from None
 
 def exit_code(new:int=0, internal:int=0) -> int:
   """1 for new findings (each one is confirmed on its own, so uopcheck failing on *other* cases does not make it less

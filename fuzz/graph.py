@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses, functools, json, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import atomic_write_json, load_dir, digest
+from uopcheck.fuzz.findings_io import write_or_stop, load_dir, digest
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
                                    bound_size, without_jit, ID_FIELDS, build_values)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
@@ -279,7 +279,7 @@ def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
     try:
       if len(json.loads(out.read_text())["program"]["steps"]) <= len(d["program"]["steps"]): return None
     except (OSError, ValueError, KeyError, TypeError): pass
-  return atomic_write_json(out, d)
+  return write_or_stop(out, d)
 
 GRAPH_FAILURES = ("mismatch", "spec-error", "crash", "hang")
 

@@ -25,7 +25,8 @@ from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.atomic import remove_orphans
-from uopcheck.fuzz.findings_io import (atomic_write_json, open_example_db, exit_code, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import (write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
+                                       EXIT_INTERNAL, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result, Outcome
 
 from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S, KILL_GRACE_S
@@ -97,11 +98,11 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   case: dict = {}
   def compiled(srcs):  # kernel sources of the running case, on disk before they run
     case["kernels"] = case.get("kernels", []) + [list(s) for s in srcs]
-    atomic_write_json(current, case)
+    write_or_stop(current, case)
     if publish is not None: publish({"case": case})
   def check(desc) -> Failure|None:
     case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": [], "pid": os.getpid()})
-    atomic_write_json(current, case)
+    write_or_stop(current, case)
     if publish is not None: publish({"case": case})
     try:
       with on_compiled(compiled): v = check_program(desc, scheduler=scheduler, candidate=candidate)
@@ -148,9 +149,13 @@ def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate,
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
   unwind_on_sigterm()
   sched, cand = load_schedulers(scheduler, candidate)
-  with on_device(device):
-    worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-           events=events, round_offset=round_offset, profile=profile)
+  try:
+    with on_device(device):
+      worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
+             events=events, round_offset=round_offset, profile=profile)
+  except FindingsUnwritable as e:   # not a crash to restart from: the supervisor stops the campaign (exit 3)
+    print(f"uopcheck: worker {wid}: {e}", file=sys.stderr, flush=True)
+    sys.exit(EXIT_UNWRITABLE)
   if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
     from uopcheck import rulecov
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
@@ -201,7 +206,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   from uopcheck.fast.runner import load_scheduler
   for s in (scheduler, candidate):
     if s: load_scheduler(s)  # a bad scheduler spec is a one-line error here, not in every worker
-  pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
+  probe_writable(findings_dir)   # a full disk or read-only directory: one line and exit 3 before any worker starts
   known = known_graph_signatures()
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
@@ -220,7 +225,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
     return p
   procs = {w: launch(w, 0) for w in range(workers)}
   offsets = {w: 0 for w in range(workers)}
-  interrupted = False
+  interrupted, unwritable = False, ""   # how the loop stopped early: Ctrl-C, or the findings directory could not be written
   tty, last_line = sys.stdout.isatty(), [0.0]
   def drain():
     while not events.empty():
@@ -251,6 +256,9 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           p.kill(); p.join(5)   # hung: killed as it is, its .current file is the lost case
           why = ("hang", f"hang: the case ran past {case_timeout:g} s; the worker was killed")
         elif p.exitcode == 0: del procs[w]; continue
+        elif p.exitcode == EXIT_UNWRITABLE:   # the findings cannot be written: nothing more can be kept, so stop now
+          probe_writable(findings_dir)          # raises, naming the cause (ENOSPC, EROFS...)
+          raise FindingsUnwritable(f"cannot write findings in {findings_dir}: worker {w} could not write its files there")
         else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
         remove_orphans(cur)   # a process dead mid-write leaves the temporary file; its last complete .current is the case
         if (case := _lost_case(findings_dir, w)) is not None:
@@ -263,17 +271,19 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
       line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
       if tty: print("\r" + line, end="", flush=True)
       elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
-  except KeyboardInterrupt:
-    interrupted = True
+  except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
+  except KeyboardInterrupt: interrupted = True
+  if interrupted or unwritable:
     for w, p in procs.items(): stop_worker(p, findings_dir, w)
     for c in rechecks: c.kill()   # not re-checked: not filed (its program stays in the report's lost cases)
     lost += [f"{c.why}; not re-checked (interrupted)" for c in rechecks]
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
   # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
-  if not interrupted: drain()
-  summary = summarize(findings_dir, got, started_wall, interrupted, known, minutes=minutes, workers=workers, seed=seed,
+  if not (interrupted or unwritable): drain()
+  summary = summarize(findings_dir, got, started_wall, interrupted or bool(unwritable), known, minutes=minutes, workers=workers, seed=seed,
                       seconds=round(time.perf_counter() - start, 1), cases=counters[0], scheduler=scheduler, candidate=candidate,
                       case_timeout=case_timeout, profile=profile, restarts=restarts, lost=lost)
+  summary["interrupted"], summary["unwritable"] = interrupted, unwritable
   print()
   return summary
 
@@ -306,7 +316,8 @@ FINDING_COLUMNS = [Column("file", width=40), Column("new", width=11), Column("wr
 def result(summary:dict) -> Result:
   """the campaign's report: what ran, how much, and one row per finding in the findings directory"""
   where = f"Dask cluster {summary['cluster']}, {summary['shards']} shards" if summary.get("cluster") else "one machine"
-  pre = [f"time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}, device {summary.get('device', 'CPU')}",
+  pre = [f"STOPPED EARLY: {summary['unwritable']}"] if summary.get("unwritable") else []
+  pre += [f"time: {summary['seconds']} s on {summary['workers']} worker(s) ({where}), seed {summary['seed']}, device {summary.get('device', 'CPU')}",
          f"scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
          f"cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
          f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})" + (" (interrupted)" if summary["interrupted"] else ""),
@@ -349,5 +360,8 @@ def main(args) -> int:
     s["device"] = getattr(args, "device", "CPU")
   report(args, result(s), "fuzz-graph")
   for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
+  if s.get("unwritable"):   # what was found before it stopped is reported above; the run itself failed
+    print(f"uopcheck: fuzz graph stopped: {s['unwritable']}", file=sys.stderr)
+    return EXIT_INTERNAL
   if s["interrupted"]: return 130
   return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))

@@ -23,7 +23,7 @@ from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result
-from uopcheck.fuzz.findings_io import (atomic_write_json, load_dir, read_finding, digest, open_example_db,
+from uopcheck.fuzz.findings_io import (write_or_stop, FindingsUnwritable, load_dir, read_finding, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
@@ -185,7 +185,7 @@ def save_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
     try: old = read_finding(out, _validate)
     except SpecError: old = None  # a corrupt file is replaced by a good one
     if old is not None and _size(old) <= _size(d): return None
-  return atomic_write_json(out, d)
+  return write_or_stop(out, d)
 
 def load_expr(d:dict, key:str="expr", name:str="finding") -> UOp:
   """A finding's expression, parsed from data (never executed)."""
@@ -207,6 +207,7 @@ class CampaignStats:
   seconds: float = 0.0
   interrupted: bool = False                        # Ctrl-C: what was checked before it stands, nothing after it ran
   unfinished: list = field(default_factory=list)  # a failure being shrunk when interrupted (its pending file, kept)
+  unwritable: str = ""                             # why the campaign stopped early: its findings directory cannot be written
 
   def note_internal(self, e:UOp, v:Verdict, why:str) -> None:
     """a refutation that did not confirm: uopcheck's own failure, kept apart (the first 100)"""
@@ -277,6 +278,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
     stats.interrupted = True
     if pending.exists(): stats.unfinished.append(str(pending))
+  except FindingsUnwritable as e: stats.unwritable = str(e)   # nothing more could be kept: stop, report, exit 3
   finally:
     stats.seconds = time.perf_counter() - start
     status.close(stats.line() + (" (interrupted)" if stats.interrupted else ""))
@@ -303,12 +305,13 @@ def result(st:CampaignStats, extra:dict) -> Result:
 
 def run_from_cli(args) -> int:
   """``uopcheck fuzz symbolic``: the campaign, then its findings, known and uopcheck-internal lines; the exit code"""
-  from uopcheck.fuzz.findings_io import exit_code, EXIT_CLEAN
+  from uopcheck.fuzz.findings_io import exit_code, probe_writable, EXIT_CLEAN, EXIT_INTERNAL
   if args.harvest:
     from uopcheck.fuzz.index_seeds import harvest, write_seeds
     exprs = harvest()
     print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
     return EXIT_CLEAN
+  probe_writable(args.findings)   # a full disk or read-only directory: one line and exit 3 before the campaign starts
   st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
                     pipeline=not args.no_pipeline)
   from uopcheck.runs import report
@@ -316,7 +319,11 @@ def run_from_cli(args) -> int:
   if st.interrupted:
     res.summary.insert(0, f"PARTIAL: interrupted (Ctrl-C) after {st.checked} checks in {st.seconds:.0f} s; saved findings stay saved" +
                        "".join(f"; a failure not yet shrunk is kept in {p}" for p in st.unfinished))
+  if st.unwritable: res.summary.insert(0, f"STOPPED EARLY: {st.unwritable}")
   report(args, res, "fuzz-symbolic")
+  if st.unwritable:
+    print(f"uopcheck: fuzz symbolic stopped: {st.unwritable}", file=sys.stderr)
+    return EXIT_INTERNAL
   return 130 if st.interrupted else exit_code(new=len(st.findings), internal=len(st.internal))
 
 from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E402

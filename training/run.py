@@ -10,6 +10,7 @@ import argparse, contextlib, os, pathlib, signal, sys, threading, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
+from uopcheck.argtypes import directory
 from uopcheck.fuzz.findings_io import EXIT_FAULT, EXIT_DIVERGED
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
@@ -38,7 +39,7 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
                  help="the reference checks each kernel on the edges and K random indices of every output range (seed: --seed); "
                       "the CPU check stays on every lane")
   p.add_argument("--gate-full-reference", action="store_true", help="the reference checks every lane of every kernel (slow at scale)")
-  p.add_argument("--out", default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
+  p.add_argument("--out", type=directory, default="reports/train", help="run directory: checkpoints, metrics.jsonl, loss_curve.png, gate/, wandb/")
   p.add_argument("--checkpoint-every", type=int, default=25, help="steps between checkpoints (default 25)")
   p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
   p.add_argument("--stop-at", type=int, default=None, help="stop before this step, with a checkpoint (the schedule still spans --steps)")

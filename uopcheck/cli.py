@@ -18,8 +18,9 @@ error, 130 interrupted; train only: 4 the loss went non-finite, 5 a nondetermini
 """
 from __future__ import annotations
 import argparse, os, pathlib, subprocess, sys, time
-from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL
+from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL, FindingsUnwritable
 from uopcheck.atomic import atomic_write_json
+from uopcheck.argtypes import positive, directory
 from uopcheck.spec.errors import SpecError
 from uopcheck.runs import finish_run, report
 from uopcheck.results import Column, Table, Section, Result, Outcome, RENDERERS, DEFAULT_KINDS, parse_kinds
@@ -254,16 +255,6 @@ def _cmd_replay(args) -> int:
                                 for r in rows]), "replay")
   return EXIT_USAGE if count("refused") else 1 if count("still") or count("changed") else 0
 
-def _positive(kind:type):
-  """An argparse type: a number of ``kind`` above zero (a budget or a count of 0 or less would do nothing and exit 0)."""
-  def parse(text:str):
-    try: v = kind(text)
-    except ValueError: raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v > 0: raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return v
-  parse.__name__ = f"positive {kind.__name__}"
-  return parse
-
 def _cmd_coverage(args) -> int:
   import pathlib
   from uopcheck import rulecov
@@ -311,8 +302,8 @@ def report_options(run_dir:bool=True) -> _Parser:
   r = _Parser(add_help=False)
   r.add_argument("--report", type=parse_kinds, action="extend", default=None, metavar="KINDS",
                  help=f"comma separated, repeatable: {', '.join(RENDERERS)} (default {','.join(DEFAULT_KINDS)}); files go to the run directory")
-  if run_dir: r.add_argument("--report-dir", default=None, help="where the reports go (default: a new reports/runs/<time>-<command>/, "
-                             "linked as reports/latest)")
+  if run_dir: r.add_argument("--report-dir", type=directory, default=None,
+                             help="where the reports go (default: a new reports/runs/<time>-<command>/, linked as reports/latest)")
   return r
 
 def _version() -> str:
@@ -343,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
-  c.add_argument("--graph-timeout", type=_positive(float), default=900.0, help="seconds one graph may take before it is a HANG row (default 900)")
+  c.add_argument("--graph-timeout", type=positive(float), default=900.0, help="seconds one graph may take before it is a HANG row (default 900)")
   c.add_argument("--device", default="CPU", help="where the fast path runs: CPU (default), AMD, MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; "
                  "one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
@@ -355,17 +346,17 @@ def build_parser() -> argparse.ArgumentParser:
   k.set_defaults(fn=_cmd_conformance)
   f = sub.add_parser("fuzz", parents=[reports], help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
   f.add_argument("fuzz_cmd", choices=sorted(FUZZERS), help="; ".join(f"{k}: {v[0]}" for k, v in sorted(FUZZERS.items())))
-  f.add_argument("--minutes", type=_positive(float), default=5.0, help="time budget of the campaign (default 5)")
+  f.add_argument("--minutes", type=positive(float), default=5.0, help="time budget of the campaign (default 5)")
   f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
                  "example database first; every finding is saved as a self-contained reproducer either way)")
-  f.add_argument("--workers", type=_positive(int), default=1, help="graph campaigns: worker processes (with --cluster local: Dask workers)")
+  f.add_argument("--workers", type=positive(int), default=1, help="graph campaigns: worker processes (with --cluster local: Dask workers)")
   f.add_argument("--cluster", default=None, metavar="ADDRESS", help="graph: run the workers on a Dask cluster: 'local' starts an embedded "
                  "LocalCluster of --workers processes, tcp://HOST:8786 joins a running scheduler; the client writes every finding")
   f.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
                  "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
-  f.add_argument("--shard-minutes", type=_positive(float), default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
+  f.add_argument("--shard-minutes", type=positive(float), default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
                  "is submitted (default 5)")
-  f.add_argument("--findings", default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
+  f.add_argument("--findings", type=directory, default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
                  "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
   f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
                  "to share it between the workers of a cluster")
@@ -374,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
   f.add_argument("--device", default="CPU", help="graph: where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950 (tinygrad's AMD "
                  "backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
-  f.add_argument("--case-timeout", type=_positive(float), default=None,
+  f.add_argument("--case-timeout", type=positive(float), default=None,
                  help="graph: seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
   f.add_argument("--profile", choices=["small", "large"], default="small",
                  help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
@@ -385,13 +376,13 @@ def build_parser() -> argparse.ArgumentParser:
   r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
-  r.add_argument("--workers", type=_positive(int), default=2, help="processes (default 2); the table does not depend on it")
+  r.add_argument("--workers", type=positive(int), default=2, help="processes (default 2); the table does not depend on it")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
   r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
   r.add_argument("--method", choices=["universal", "instances"], default="universal",
                  help="universal: every path, all values (default); instances: the first design's random instances")
   r.add_argument("--matcher", nargs="*", default=["symbolic", "divandmod"], choices=["symbolic", "divandmod"], help="instances only")
-  r.add_argument("--instances", type=_positive(int), default=20, help="instances only")
+  r.add_argument("--instances", type=positive(int), default=20, help="instances only")
   r.add_argument("--seed", type=int, default=0, help="instances only")
   r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap", help="instances only (universal checks both)")
   r.set_defaults(fn=_cmd_rules)
@@ -413,8 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
   mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
   mu.add_argument("--detectors", default="check,graph,rules,conformance", help="comma-separated, run in this order; 'none' for witnesses only")
   mu.add_argument("--all-detectors", action="store_true", help="run every detector on every mutant (default: stop at the first that catches it)")
-  mu.add_argument("--graph-minutes", type=_positive(float), default=1.0, help="length of the graph-fuzz campaign per mutant")
-  mu.add_argument("--workers", type=_positive(int), default=1, help="graph-fuzz workers per mutant")
+  mu.add_argument("--graph-minutes", type=positive(float), default=1.0, help="length of the graph-fuzz campaign per mutant")
+  mu.add_argument("--workers", type=positive(int), default=1, help="graph-fuzz workers per mutant")
   mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
   mu.set_defaults(fn=_cmd_mutate)
   rp = sub.add_parser("replay", parents=[reports], help="re-run findings exactly as recorded: still failing / fixed per file")
@@ -423,10 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
   fd = sub.add_parser("findings", parents=[reports], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
-  fd.add_argument("--to", default=None, help="corpus directory (default: the shipped fuzz/findings/)")
+  fd.add_argument("--to", type=directory, default=None, help="corpus directory (default: the shipped fuzz/findings/)")
   fd.set_defaults(fn=_cmd_findings)
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
-  cv.add_argument("--dir", default="reports/rulecov", help="where the data files and reports go (default reports/rulecov)")
+  cv.add_argument("--dir", type=directory, default="reports/rulecov", help="where the data files and reports go (default reports/rulecov)")
   cv.add_argument("--matchers", default=None, help="comma-separated substrings of matcher names (default: all)")
   cv.add_argument("--report", type=lambda t: parse_kinds(t, extra=("lcov",)), action="extend", default=None, metavar="KINDS",
                   help="comma separated: term, json, md, html (coverage.py-like index with annotated sources), lcov (default term)")
@@ -462,6 +453,10 @@ def main(argv:list[str]|None=None) -> int:
     return rc
   except KeyboardInterrupt:
     rc = 130
+    return rc
+  except FindingsUnwritable as e:   # a campaign that cannot keep what it finds stops at once
+    print(f"uopcheck: {e}", file=sys.stderr)
+    rc = EXIT_INTERNAL
     return rc
   except Exception as e:
     from uopcheck.spec import SpecError
