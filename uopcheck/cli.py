@@ -21,6 +21,7 @@ import argparse, os, pathlib, subprocess, sys, time
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL, FindingsUnwritable
 from uopcheck.atomic import atomic_write_json
 from uopcheck.argtypes import positive, directory
+from uopcheck import config
 from uopcheck.spec.errors import SpecError
 from uopcheck.runs import finish_run, report
 from uopcheck.results import Column, Table, Section, Result, Outcome, RENDERERS, DEFAULT_KINDS, parse_kinds
@@ -435,14 +436,37 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Llama training run; --validate checks every kernel of the JIT-captured step first")
   train_arguments(t)
   t.set_defaults(fn=_cmd_train)
+  sc = sub.add_parser("completion", help="print a shell completion script: eval \"$(uopcheck completion bash)\" in ~/.bashrc")
+  sc.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete in")
+  sc.set_defaults(fn=lambda args: _cmd_completion(args, p))
   return p
+
+def _cmd_completion(args, parser:argparse.ArgumentParser) -> int:
+  from uopcheck.completion import SHELLS
+  print(SHELLS[args.shell](parser), end="")
+  return EXIT_CLEAN
+
+def configure(parser:argparse.ArgumentParser, start:str|None=None) -> pathlib.Path|None:
+  """the defaults of ``[tool.uopcheck]`` (uopcheck/config.py) applied to every command's options; the file, or None"""
+  found = config.discover(start)
+  if found is None: return None
+  commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+  config.apply(found[0], found[1], commands)
+  fz = commands["fuzz"]   # a default the file set is not "given" to a fuzzer it does not apply to
+  fz.set_defaults(flag_defaults={k: fz.get_default(k) for flags in FUZZER_ONLY_FLAGS.values() for k in flags})
+  return found[0]
 
 def main(argv:list[str]|None=None) -> int:
   """Exit codes, the same for every command: 0 nothing new; 1 new findings (or refuted rules, or a failing gate);
   2 usage or input error; 3 a uopcheck-internal error (its own reference failed, or an unexpected exception)."""
   from uopcheck.settings import apply_environment
   apply_environment()
-  try: args = build_parser().parse_args(argv)
+  parser = build_parser()
+  try: configure(parser)
+  except config.ConfigError as e:
+    print(f"uopcheck: {e}", file=sys.stderr)
+    return EXIT_USAGE
+  try: args = parser.parse_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
   if getattr(args, "report", False) is None: args.report = ["term"] if args.cmd == "coverage" else list(DEFAULT_KINDS)
   from uopcheck import compiler_output
