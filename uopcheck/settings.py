@@ -54,7 +54,15 @@ MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
 MAX_PROGRAM_ELEMENTS = 1 << 22     # any value of a fuzzed tensor program
 MAX_JIT_CALLS = 8                  # TinyJit calls of one fuzzed program
 MAX_REF_ELEMENTS = 1 << 27         # any value the reference interpreter materializes
+MAX_REF_BYTES = 4 << 30            # all the values of one graph the reference holds together (UOPCHECK_MAX_REF_BYTES overrides)
 MAX_MESSAGE = 400                  # a one-line error names the op and the rule; it never prints a whole graph
+
+def max_ref_bytes() -> int:
+  """MAX_REF_BYTES, or UOPCHECK_MAX_REF_BYTES when set (a positive whole number of bytes; anything else is a ValueError)"""
+  v = os.environ.get("UOPCHECK_MAX_REF_BYTES")
+  if v is None: return MAX_REF_BYTES
+  if not v.strip().isdigit() or int(v) <= 0: raise ValueError(f"UOPCHECK_MAX_REF_BYTES={v!r}: must be a positive whole number of bytes")
+  return int(v)
 
 # hypothesis profiles for the suite: how many examples a property test draws, relative to its own stated count
 # (conformance/profiles.examples). Select with pytest's --hypothesis-profile NAME or UOPCHECK_HYPOTHESIS_PROFILE=NAME.
