@@ -102,6 +102,9 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   deadline = time.time() + 150
   while time.time() < deadline and not list((tmp_path / "f").glob("graph-*.json")): time.sleep(1)
   assert list((tmp_path / "f").glob("graph-*.json")), "no finding written within the time allowed"
+  live = json.loads(next(tmp_path.glob("reports/runs/*-fuzz-graph/status.json")).read_text())   # something to watch, while it runs
+  assert live["state"] == "running" and live["phase"] == "fuzzing" and live["cases"] >= 1 and live["workers"] == 1
+  assert "http-equiv='refresh'" in next(tmp_path.glob("reports/runs/*-fuzz-graph/status.html")).read_text()
   p.send_signal(signal.SIGINT)
   out, _ = p.communicate(timeout=60)
   files = list((tmp_path / "f").glob("graph-*.json"))
@@ -109,6 +112,8 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   for f in files: assert json.loads(f.read_text())["program"]["steps"]      # every finding on disk is whole
   assert (tmp_path / "db").is_dir()                                          # the example database survives
   assert b"interrupted" in (tmp_path / "reports" / "latest" / "graph_campaign.md").read_bytes()
+  live = json.loads((tmp_path / "reports" / "latest" / "status.json").read_text())
+  assert live["state"] == "interrupted" and live["new_findings"] and "refresh" not in (tmp_path / "reports" / "latest" / "status.html").read_text()
 
 @pytest.mark.parametrize("handles_sigterm", [True, False], ids=["unwinds", "deaf-to-sigterm"])
 def test_graph_a_worker_stopped_mid_write_leaves_no_temporary_file(tmp_path, handles_sigterm):

@@ -197,7 +197,7 @@ def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, s
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU") -> dict:
+                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU", live=None) -> dict:
   import multiprocessing as mp
   if device != "CPU":   # a device that cannot run here is one line before any worker starts
     from uopcheck.fast.devices import open_device
@@ -269,6 +269,10 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           procs[w] = launch(w, offsets[w])
       el = time.perf_counter() - start
       line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
+      if live is not None:
+        live.update(phase="fuzzing", budget_s=round(minutes * 60), cases=counters[0], cases_per_s=round(counters[0] / max(el, 1e-9), 2),
+                    new_findings=len(got["new"]), known_findings=len(got["known"]), workers=len(procs), worker_restarts=restarts,
+                    rechecking_lost_cases=len(rechecks), findings_dir=str(findings_dir))
       if tty: print("\r" + line, end="", flush=True)
       elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
   except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
@@ -355,9 +359,13 @@ def main(args) -> int:
                              case_timeout=timeout, profile=profile,
                              **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
   else:
+    from uopcheck.runs import live_status
+    live = live_status(args, "fuzz-graph")
     s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"))
+                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"), live=live)
     s["device"] = getattr(args, "device", "CPU")
+    if live is not None: live.close("stopped" if s.get("unwritable") else "interrupted" if s["interrupted"] else "finished", phase="done",
+                                    new_findings=s["new"], known=s["known"], lost_cases=len(s["lost_cases"]))
   report(args, result(s), "fuzz-graph")
   for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
   if s.get("unwritable"):   # what was found before it stopped is reported above; the run itself failed
