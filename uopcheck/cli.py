@@ -354,8 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
   c.add_argument("--graph-timeout", type=positive(float), default=900.0, help="seconds one graph may take before it is a HANG row (default 900)")
-  c.add_argument("--device", default="CPU", help="where the fast path runs: CPU (default), AMD, MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; "
-                 "one that cannot run here is a one-line error")
+  c.add_argument("--device", default=None, help="where the fast path runs (default: DEV from the environment, else CPU): CPU, AMD, "
+                 "MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
   s = sub.add_parser("spec", parents=[reports], help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")
@@ -385,8 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
                  "is submitted (default 5)")
   g.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="a candidate scheduler (package.module:fn or file.py:fn); every "
                  "case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
-  g.add_argument("--device", default="CPU", help="where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950 (tinygrad's AMD "
-                 "backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
+  g.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
+                 "MOCK+AMD::gfx950 (tinygrad's AMD backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
   g.add_argument("--case-timeout", type=positive(float), default=None,
                  help="seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
   g.add_argument("--profile", choices=["small", "large"], default="small",
@@ -423,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
   cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
-  cs.add_argument("--device", default="CPU", help="where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950, AMD, NV, CUDA")
+  cs.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
+                  "MOCK+AMD::gfx950, AMD, NV, CUDA")
   cs.set_defaults(fn=_cmd_compare)
   mu = sub.add_parser("mutate", parents=[reports],
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
@@ -484,6 +485,14 @@ def unknown_arguments(parser:argparse.ArgumentParser, args, extra:list[str]) -> 
   near = sorted({o for f in flags for o in owners[f] if o.split()[0] == path.split()[0]}) or sorted({o for f in flags for o in owners[f]})
   return f"{path}: {', '.join(flags)} {'is' if len(flags) == 1 else 'are'} for {', '.join(near)} only"
 
+def device_from_environment(given:str|None) -> str:
+  """``--device`` when given; else tinygrad's ``DEV`` from the environment, obeyed -- and refused in one line when it is not
+  a device uopcheck runs on (it was overridden by CPU silently); else CPU"""
+  if given is not None: return given
+  if not (env := os.environ.get("DEV", "")): return "CPU"
+  from uopcheck.spec.admission import check_device
+  return check_device(env, f"DEV={env} (from the environment, the default of --device): ")
+
 def configure(parser:argparse.ArgumentParser, start:str|None=None) -> pathlib.Path|None:
   """the defaults of ``[tool.uopcheck]`` (uopcheck/config.py) applied to every command's options; the file, or None"""
   found = config.discover(start)
@@ -506,6 +515,11 @@ def main(argv:list[str]|None=None) -> int:
   if extra:
     print(f"uopcheck: {unknown_arguments(parser, args, extra)}", file=sys.stderr)
     return EXIT_USAGE
+  if "device" in vars(args) and args.cmd != "train":   # train leaves its default to tinygrad, which reads DEV itself
+    try: args.device = device_from_environment(args.device)
+    except SpecError as e:
+      print(f"uopcheck: {e}", file=sys.stderr)
+      return EXIT_USAGE
   if getattr(args, "report", False) is None: args.report = ["term"] if args.cmd == "coverage" else list(DEFAULT_KINDS)
   from uopcheck import compiler_output
   compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
@@ -521,7 +535,6 @@ def main(argv:list[str]|None=None) -> int:
     rc = EXIT_INTERNAL
     return rc
   except Exception as e:
-    from uopcheck.spec import SpecError
     from uopcheck.training.data import DatasetError
     from uopcheck.training.checkpoint import CheckpointError
     if isinstance(e, (SpecError, DatasetError, CheckpointError)):
