@@ -262,3 +262,21 @@ def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
   assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=0)) is None    # the assign itself is not a view
   no_assign = {**campaign, "steps": campaign["steps"][:3], "outputs": [2]}
   assert assign_cause(no_assign, GraphVerdict(False, "mismatch", output=0)) is None
+
+def test_graph_a_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_path):
+  from uopcheck.fuzz.graph_campaign import summarize, result, buckets, UNSHRUNK
+  from uopcheck.results import RENDERERS
+  src = sorted(FINDINGS.glob("graph-*.json"))[:2]
+  for i, f in enumerate(src):
+    d = json.loads(f.read_text())
+    if i == 0: d["shrink"] = UNSHRUNK
+    (tmp_path / f.name).write_text(json.dumps(d))
+  got = buckets()
+  got["new"] = {json.loads(f.read_text())["signature"] for f in src}
+  s = summarize(str(tmp_path), got, 0.0, False, {}, minutes=1, workers=1, seed=None, seconds=1.0, cases=1, scheduler=None, candidate=None,
+                case_timeout=60, profile="small", restarts=0, lost=[])
+  assert s["unshrunk"] == [json.loads(src[0].read_text())["signature"]]
+  text = RENDERERS["term"].render(result(s))
+  assert "(1 UNSHRUNK: the budget ended their shrink, not minimal)" in text
+  rows = {ln.split()[0]: ln.split()[1] for ln in text.splitlines() if ln.startswith("graph-")}
+  assert rows == {src[0].name: "UNSHRUNK", src[1].name: "NEW"}

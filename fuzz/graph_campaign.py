@@ -56,6 +56,8 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
 
+UNSHRUNK = "cut short by the time budget: not minimal (a longer campaign, or replaying its seed, shrinks it further)"
+
 def buckets() -> dict[str, set]:
   """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
   return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated")}
@@ -119,6 +121,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     late = time.perf_counter() > deadline
     # past the budget: save without the per-kernel blame (a crash's blame costs nothing: it is the crash)
     d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind != "crash" else None)
+    if f.cut_short: d["shrink"] = UNSHRUNK
     _record(stats, d, known, findings_dir, events, sink)
     if publish is not None: publish({"pending": None})
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
@@ -311,7 +314,9 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "skipped_files": problems,
           # a failure a worker was still shrinking when the campaign stopped: confirmed failing, not shrunk nor signed -- kept, named
           "unfinished": sorted(str(p) for p in pathlib.Path(findings_dir).glob(".pending-graph-*.json")),
+          "unshrunk": sorted(d["signature"] for _, d in found if d["signature"] in got["new"] and d.get("shrink") == UNSHRUNK),
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
+                        "unshrunk": d.get("shrink") == UNSHRUNK,
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
 FINDING_COLUMNS = [Column("file", width=40), Column("new", width=11), Column("wrong scheduler", width=16), Column("blame", width=10),
@@ -325,7 +330,9 @@ def result(summary:dict) -> Result:
          f"scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
          f"cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
          f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})" + (" (interrupted)" if summary["interrupted"] else ""),
-         f"new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
+         f"new findings: {len(summary['new'])}" + (f" ({len(summary['unshrunk'])} UNSHRUNK: the budget ended their shrink, not minimal)"
+                                                   if summary.get("unshrunk") else "") +
+         f", known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
          f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
          f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
          *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed): {', '.join(summary['unfinished'])}"]
@@ -336,8 +343,8 @@ def result(summary:dict) -> Result:
   if summary.get("device", "CPU").startswith("MOCK+"):
     pre.append(f"emulated-path failures, not tinygrad findings until attributed (emulator-*.json: the mock GPU's own; amd-*.json: the AMD "
                f"path only, the CPU path agrees -- the emulator or tinygrad's AMD backend, hardware decides): {summary.get('emulated', [])}")
-  rows = [{"file": f["file"], "new": "NEW" if f["new"] else "seen before", "wrong scheduler": f["wrong_scheduler"] or "-",
-           "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
+  rows = [{"file": f["file"], "new": ("UNSHRUNK" if f.get("unshrunk") else "NEW") if f["new"] else "seen before",
+           "wrong scheduler": f["wrong_scheduler"] or "-", "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
   internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
   sections = [Section(t, x) for t, x in (("uopcheck-internal", internal), ("skipped (corrupt) files", summary["skipped_files"])) if x]
   fdir = pathlib.Path(summary.get("findings_dir", "."))

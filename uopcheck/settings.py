@@ -29,6 +29,8 @@ def give_hcq2_functions(realize) -> None:
 # campaigns (fuzz/campaign.py): property calls spent shrinking one failure, per fuzzer
 SYMBOLIC_SHRINK_BUDGET = 200
 GRAPH_SHRINK_BUDGET = 150          # graph cases are slower: fewer shrink steps
+SHRINK_RESERVE_FRACTION = 0.2      # the end of a campaign's budget in which no new case starts (shrinking and signing go on)
+SHRINK_RESERVE_MAX_S = 120.0       # ... at most this long
 CASE_TIMEOUT_S = 60.0              # one graph case (build, reference, compile, run, compare) past this is a hang
 LARGE_CASE_TIMEOUT_S = 300.0       # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
 KILL_GRACE_S = 5.0                 # how long past the deadline a worker may take to stop by itself before it is killed
