@@ -280,3 +280,23 @@ def test_graph_a_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_pa
   assert "(1 UNSHRUNK: the budget ended their shrink, not minimal)" in text
   rows = {ln.split()[0]: ln.split()[1] for ln in text.splitlines() if ln.startswith("graph-")}
   assert rows == {src[0].name: "UNSHRUNK", src[1].name: "NEW"}
+
+@pytest.mark.slow
+def test_graph_an_unfinished_failure_of_a_stopped_campaign_is_resumed_by_the_next(tmp_path):
+  """a campaign killed mid-shrink leaves .pending-graph-<pid>.json; the next campaign on the directory, with the same
+  schedulers, re-checks it first and files it (here: a shipped stock finding, so it is counted as known)"""
+  shipped = json.loads((FINDINGS / "graph-700652cc1663.json").read_text())
+  dead, dead2 = (subprocess.Popen([sys.executable, "-c", "pass"]) for _ in range(2))
+  dead.wait(); dead2.wait()
+  (f := tmp_path / "f").mkdir()
+  rec = {"kind": "pending", "failure": shipped["failure"], "summary": "", "seed": None, "program": shipped["program"], "schedulers": [None, None]}
+  (f / f".pending-graph-{dead.pid}.json").write_text(json.dumps(rec))
+  (f / f".pending-graph-{os.getpid()}.json").write_text(json.dumps(rec))            # its campaign still runs: left alone
+  (f / f".pending-graph-{dead2.pid}.json").write_text(json.dumps({**rec, "schedulers": ["x.py:fn", None]}))   # other schedulers: left
+  p = run_cli([sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "0.3", "--seed", "2", "--findings", str(f), "--db",
+               str(tmp_path / "db"), "--report", "json", "--report-dir", str(tmp_path / "r")], tmp_path, 240)
+  rep = json.loads((tmp_path / "r" / "graph_campaign.json").read_text())
+  assert p.returncode in (0, 1), p.stderr[-2000:]
+  assert rep["resumed"] == [f".pending-graph-{dead.pid}.json: still fails: signed and recorded"], rep["resumed"]
+  assert "graph-700652cc1663.json" in rep["known"] and not (f / f".pending-graph-{dead.pid}.json").exists()
+  assert (f / f".pending-graph-{os.getpid()}.json").exists() and (f / f".pending-graph-{dead2.pid}.json").exists()

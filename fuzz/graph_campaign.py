@@ -21,6 +21,7 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
+from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
@@ -60,7 +61,7 @@ UNSHRUNK = "cut short by the time budget: not minimal (a longer campaign, or rep
 
 def buckets() -> dict[str, set]:
   """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
-  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated")}
+  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated", "resumed")}
 
 def classify(d:dict, known:dict) -> tuple[str, str]:
   """(new / known / internal / flaky / external / emulated, its key: the signature, or the shipped file it matches) of a
@@ -84,11 +85,13 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
            known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
-           round_offset:int=0, profile:str="small", sink=None, publish=None) -> GraphStats:
+           round_offset:int=0, profile:str="small", sink=None, publish=None, specs:tuple=(None, None)) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
-  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure."""
+  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure.
+  ``specs`` (the scheduler and candidate as given) go into the pending record, so the next run resumes it only under the
+  same schedulers: worker 0 first re-checks and files every pending failure an earlier, stopped campaign left."""
   from uopcheck.fast.runner import on_compiled, open_cpu_queues
   open_cpu_queues()   # before any case frees a buffer (see its docstring)
   db = open_example_db(db_dir)
@@ -114,8 +117,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     if counters is not None:
       with counters.get_lock(): counters[0] += 1
     if v.ok: return None
-    return Failure(len(desc["steps"]), {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc}, v.kind,
-                   (desc, v))
+    return Failure(len(desc["steps"]), {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc,
+                                        "schedulers": list(specs)}, v.kind, (desc, v))
   def finish(f:Failure) -> None:
     desc, v = f.case
     late = time.perf_counter() > deadline
@@ -127,11 +130,41 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
   campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET,
                       on_pending=None if publish is None else lambda rec: publish({"pending": rec}))
-  try: campaign.run()
+  try:
+    if wid == 0 and sink is None:   # an earlier run's failure left unfinished (killed mid-shrink): checked and filed first
+      for path, rec in orphan_pendings(findings_dir, specs):
+        if (f := check(rec["program"])) is not None:
+          f.cut_short = True
+          finish(f)
+        outcome = "still fails: signed and recorded" if f is not None else "passes now: not filed"
+        if events is not None: events.put(("resumed", f"{path.name}: {outcome}"))
+        path.unlink(missing_ok=True)
+    campaign.run()
   finally:
     current.unlink(missing_ok=True)
   stats.seconds = time.perf_counter() - start
   return stats
+
+def orphan_pendings(findings_dir:str|os.PathLike, specs:tuple) -> list[tuple[pathlib.Path, dict]]:
+  """pending failures of campaigns that are gone (their process no longer runs) and ran the same schedulers: each a
+  confirmed failure that was still being shrunk when its campaign stopped; a corrupt one is left where it is"""
+  out = []
+  for p in sorted(pathlib.Path(findings_dir).glob(".pending-graph-*.json")):
+    try:
+      pid = int(p.stem.rsplit("-", 1)[1])
+      if _alive(pid): continue
+      rec = json.loads(p.read_text())
+      if not isinstance(rec, dict) or list(rec.get("schedulers", [None, None])) != list(specs): continue
+      validate_program(rec["program"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError, SpecError): continue
+    out.append((p, rec))
+  return out
+
+def _alive(pid:int) -> bool:
+  try: os.kill(pid, 0)
+  except ProcessLookupError: return False
+  except PermissionError: return True
+  return True
 
 # ** the supervisor **
 
@@ -155,7 +188,7 @@ def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate,
   try:
     with on_device(device):
       worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-             events=events, round_offset=round_offset, profile=profile)
+             events=events, round_offset=round_offset, profile=profile, specs=(scheduler, candidate))
   except FindingsUnwritable as e:   # not a crash to restart from: the supervisor stops the campaign (exit 3)
     print(f"uopcheck: worker {wid}: {e}", file=sys.stderr, flush=True)
     sys.exit(EXIT_UNWRITABLE)
@@ -314,6 +347,7 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "skipped_files": problems,
           # a failure a worker was still shrinking when the campaign stopped: confirmed failing, not shrunk nor signed -- kept, named
           "unfinished": sorted(str(p) for p in pathlib.Path(findings_dir).glob(".pending-graph-*.json")),
+          "resumed": sorted(got.get("resumed", ())),
           "unshrunk": sorted(d["signature"] for _, d in found if d["signature"] in got["new"] and d.get("shrink") == UNSHRUNK),
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
                         "unshrunk": d.get("shrink") == UNSHRUNK,
@@ -335,8 +369,9 @@ def result(summary:dict) -> Result:
          f", known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
          f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
          f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
-         *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed): {', '.join(summary['unfinished'])}"]
-           if summary.get("unfinished") else []),
+         *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed; the next campaign on this "
+            f"directory with the same schedulers files it first): {', '.join(summary['unfinished'])}"] if summary.get("unfinished") else []),
+         *([f"resumed from an earlier campaign's unfinished failures: {'; '.join(summary['resumed'])}"] if summary.get("resumed") else []),
          f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}",
          f"external faults (a worker lost to something outside its case, which re-ran clean in a fresh process: not findings, kept "
          f"as external-*.json): {len(summary.get('external_faults', []))}"]
