@@ -63,8 +63,7 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
   for v in verdicts:
     if v.verdict == "n/a" and not show_na: continue
     dts = ",".join(f"{k}:{x[0]}" for k, x in v.dtypes.items() if x != "proved") or "all proved"
-    new_int = v.int_verdict == "refuted" and v.rule not in known
-    new_float = v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known
+    new_int, new_float = new_refutations(v, known)
     tag = " (NEW)" if new_int or new_float else " (known)" if v.verdict == "refuted" else ""
     rows.append({"rule (file:line)": v.rule[9:], "verdict": v.verdict + tag, "int": v.int_verdict, "float": v.float_verdict,
                  "time": v.seconds, "paths": v.paths, "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}",
@@ -86,13 +85,16 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
                 {"summary": s, "rules": [v.as_json() for v in verdicts]}, tables=[Table(COLUMNS, rows), grid(verdicts)], summary=lines,
                 sections=sections, outcomes=[outcome(v, known) for v in verdicts if v.verdict != "n/a"])
 
+def new_refutations(v:RuleVerdict, known:dict) -> tuple[bool, bool]:
+  """(its integer refutation is new, its IEEE float refutation is new): refuted and not on the reviewed list"""
+  return (v.int_verdict == "refuted" and v.rule not in known, v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known)
+
 def outcome(v:RuleVerdict, known:dict) -> Outcome:
   """a rule for the CI kinds, at its tinygrad source line: a new refutation fails, a known one or an undecided rule is
   skipped (saying which), a proved one passes"""
-  new = [f"{kind} refutation: {line}" for kind, line, key in
-         (("integer", _cex_line(v) if v.int_verdict == "refuted" else "", v.rule),
-          ("IEEE float", "; ".join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items()), FLOAT_KNOWN_PREFIX + v.rule))
-         if line and key not in known and (v.int_verdict if kind == "integer" else v.float_verdict) == "refuted"]
+  new_int, new_float = new_refutations(v, known)
+  new = ([f"integer refutation: {_cex_line(v)}"] if new_int else []) + \
+        ([f"IEEE float refutation: {'; '.join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items())}"] if new_float else [])
   if new: status, msg = "fail", "\n".join(new) + f"\nthe rule: {v.source}"
   elif v.verdict == "refuted": status, msg = "skip", "known refutation (fuzz/rules_known.json)"
   elif v.verdict in ("proved", "liberty"): status, msg = "pass", v.verdict

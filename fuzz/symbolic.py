@@ -17,12 +17,11 @@ from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
-from uopcheck.results import Outcome, at_source
 from uopcheck.spec import uop_json
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
-from uopcheck.results import Column, Table, Section, Result
+from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
 from uopcheck.fuzz.findings_io import (write_or_stop, FindingsUnwritable, load_dir, read_finding, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
@@ -290,13 +289,14 @@ def result(st:CampaignStats, extra:dict) -> Result:
          f"before={f.get('before')} after={f.get('after')}" +
          (f" (the rule for all inputs: uopcheck rules verify --only {f['rule']})" if str(f.get("rule", "")).startswith("tinygrad/") else "")
          for f in st.findings]
-  known = [f"known: {k} (shipped corpus)" for k in sorted({f["known_as"] for f in st.known})]
+  known_as = sorted({f["known_as"] for f in st.known})
+  known = [f"known: {k} (shipped corpus)" for k in known_as]
   internal = [f"uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}" for f in st.internal[:10]]
   counts = {k: getattr(st, k) for k in ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")}
   fdir = pathlib.Path(extra["findings_dir"])
   outcomes = [Outcome(f"symbolic-{f['signature']}", "fail", line, *(at_source(f["rule"]) if str(f.get("rule", "")).startswith("tinygrad/")
                       else (str(fdir / f"symbolic-{f['signature']}.json"), 0)), group="fuzz symbolic") for f, line in zip(st.findings, new)]
-  outcomes += [Outcome(k, "skip", "known (shipped corpus)", group="fuzz symbolic") for k in sorted({f["known_as"] for f in st.known})]
+  outcomes += [Outcome(k, "skip", "known (shipped corpus)", group="fuzz symbolic") for k in known_as]
   outcomes += [Outcome(f"uopcheck-internal {i}", "error", line, group="fuzz symbolic") for i, line in enumerate(internal)]
   return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), **extra}, outcomes=outcomes,
                 tables=[Table([Column(k, width=9, align=">") for k in counts], [counts])],
