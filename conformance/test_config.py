@@ -9,8 +9,9 @@ name = "a-tinygrad-fork"
 [tool.uopcheck]
 report = ["term", "junit"]
 [tool.uopcheck.fuzz]
-workers = 2
 findings = "my-findings"
+[tool.uopcheck.fuzz.graph]
+workers = 2
 case-timeout = 30
 [tool.uopcheck.rules]
 workers = 1
@@ -28,8 +29,8 @@ def test_defaults_come_from_the_nearest_pyproject_and_the_command_line_beats_the
   assert p.parse_args(["rules", "verify"]).workers == 1 and p.parse_args(["spec"]).report == ["term", "junit"]
   assert configure(build_parser(), start=str(tmp_path.parent)) is None   # none above: the built-in defaults
 
-def test_a_default_from_the_file_is_not_a_flag_given_to_the_other_fuzzer(tmp_path, monkeypatch):
-  """workers = 2 for fuzz applies to graph; fuzz symbolic must not read it as `--workers` given to it"""
+def test_a_default_for_one_fuzzer_leaves_the_other_alone(tmp_path, monkeypatch):
+  """workers = 2 is fuzz graph's; fuzz symbolic (which has no --workers) runs, with the findings directory both share"""
   (tmp_path / "pyproject.toml").write_text(CONFIG)
   monkeypatch.chdir(tmp_path)
   assert main(["fuzz", "symbolic", "--minutes", "0.02", "--no-pipeline", "--report", "json", "--report-dir", str(tmp_path / "r"),
@@ -38,6 +39,8 @@ def test_a_default_from_the_file_is_not_a_flag_given_to_the_other_fuzzer(tmp_pat
 
 @pytest.mark.parametrize("body,says", [
   ("[tool.uopcheck.fuzz]\nworkers = 0\n", "[tool.uopcheck.fuzz] workers: must be above 0, got 0"),
+  ("[tool.uopcheck.fuzz.symbolic]\nworkers = 2\n", "[tool.uopcheck.fuzz.symbolic] workers: `uopcheck fuzz symbolic` has no such option"),
+  ("[tool.uopcheck.fuzz.grph]\nworkers = 2\n", "[tool.uopcheck.fuzz.grph]: no such command; did you mean 'graph'?"),
   ("[tool.uopcheck.fuzz]\nwrkers = 2\n", "has no such option; did you mean 'workers'?"),
   ("[tool.uopcheck.fuzz]\nprofile = \"huge\"\n", "profile: 'huge' is not one of small, large"),
   ("[tool.uopcheck.fuzz]\nminutes = [1, 2]\n", "minutes: takes one value, got a list"),
@@ -72,3 +75,9 @@ def test_bash_completion_is_generated_from_the_parser(tmp_path, capsys):
   assert set(_complete(tmp_path, script, ["uopcheck", "rules", "verify", "--report", ""])) >= {"term", "junit", "sarif", "github"}
   assert "--gate-sample" in _complete(tmp_path, script, ["uopcheck", "train", "--gate-"])
   assert main(["completion", "zsh"]) == 0 and "bashcompinit" in capsys.readouterr().out
+
+def test_completion_follows_the_fuzzers_sub_commands(tmp_path, capsys):
+  assert main(["completion", "bash"]) == 0
+  script = capsys.readouterr().out
+  graph, symbolic = (_complete(tmp_path, script, ["uopcheck", "fuzz", f, "--"]) for f in ("graph", "symbolic"))
+  assert "--workers" in graph and "--no-pipeline" not in graph and "--no-pipeline" in symbolic and "--workers" not in symbolic

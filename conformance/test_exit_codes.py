@@ -230,3 +230,18 @@ def test_a_graph_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_
   (small_disk / "fill").unlink()
   p = subprocess.run(cmd[:6] + ["0.1"] + cmd[7:], cwd=tmp_path, capture_output=True, text=True, timeout=120)
   assert p.returncode in (0, 1), p.stderr[-2000:]   # with room again it runs
+
+def test_dev_from_the_environment_is_obeyed_or_refused_in_one_line(monkeypatch, capsys, tmp_path):
+  """DEV=PYTHON was silently overridden by CPU: now it is --device's default, checked like --device"""
+  from uopcheck.cli import device_from_environment
+  monkeypatch.setenv("DEV", "PYTHON")
+  assert main(["check", "matmul", "--report", "term"]) == 2
+  err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+  assert len(err) == 1 and "DEV=PYTHON (from the environment, the default of --device)" in err[0] and "not one uopcheck runs on" in err[0]
+  assert device_from_environment("CPU") == "CPU"                 # --device given beats DEV
+  monkeypatch.setenv("DEV", "CPU:1")
+  assert device_from_environment(None) == "CPU:1"               # obeyed
+  monkeypatch.delenv("DEV")
+  assert device_from_environment(None) == "CPU"
+  assert main(["fuzz", "graph", "--minutes", "0.01", "--report", "term", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"),
+               "--device", "DISK:/etc/passwd"]) == 2

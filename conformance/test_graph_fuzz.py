@@ -102,6 +102,9 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   deadline = time.time() + 150
   while time.time() < deadline and not list((tmp_path / "f").glob("graph-*.json")): time.sleep(1)
   assert list((tmp_path / "f").glob("graph-*.json")), "no finding written within the time allowed"
+  live = json.loads(next(tmp_path.glob("reports/runs/*-fuzz-graph/status.json")).read_text())   # something to watch, while it runs
+  assert live["state"] == "running" and live["phase"] == "fuzzing" and live["cases"] >= 1 and live["workers"] == 1
+  assert "http-equiv='refresh'" in next(tmp_path.glob("reports/runs/*-fuzz-graph/status.html")).read_text()
   p.send_signal(signal.SIGINT)
   out, _ = p.communicate(timeout=60)
   files = list((tmp_path / "f").glob("graph-*.json"))
@@ -109,6 +112,8 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   for f in files: assert json.loads(f.read_text())["program"]["steps"]      # every finding on disk is whole
   assert (tmp_path / "db").is_dir()                                          # the example database survives
   assert b"interrupted" in (tmp_path / "reports" / "latest" / "graph_campaign.md").read_bytes()
+  live = json.loads((tmp_path / "reports" / "latest" / "status.json").read_text())
+  assert live["state"] == "interrupted" and live["new_findings"] and "refresh" not in (tmp_path / "reports" / "latest" / "status.html").read_text()
 
 @pytest.mark.parametrize("handles_sigterm", [True, False], ids=["unwinds", "deaf-to-sigterm"])
 def test_graph_a_worker_stopped_mid_write_leaves_no_temporary_file(tmp_path, handles_sigterm):
@@ -257,3 +262,41 @@ def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
   assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=0)) is None    # the assign itself is not a view
   no_assign = {**campaign, "steps": campaign["steps"][:3], "outputs": [2]}
   assert assign_cause(no_assign, GraphVerdict(False, "mismatch", output=0)) is None
+
+def test_graph_a_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_path):
+  from uopcheck.fuzz.graph_campaign import summarize, result, buckets, UNSHRUNK
+  from uopcheck.results import RENDERERS
+  src = sorted(FINDINGS.glob("graph-*.json"))[:2]
+  for i, f in enumerate(src):
+    d = json.loads(f.read_text())
+    if i == 0: d["shrink"] = UNSHRUNK
+    (tmp_path / f.name).write_text(json.dumps(d))
+  got = buckets()
+  got["new"] = {json.loads(f.read_text())["signature"] for f in src}
+  s = summarize(str(tmp_path), got, 0.0, False, {}, minutes=1, workers=1, seed=None, seconds=1.0, cases=1, scheduler=None, candidate=None,
+                case_timeout=60, profile="small", restarts=0, lost=[])
+  assert s["unshrunk"] == [json.loads(src[0].read_text())["signature"]]
+  text = RENDERERS["term"].render(result(s))
+  assert "(1 UNSHRUNK: the budget ended their shrink, not minimal)" in text
+  rows = {ln.split()[0]: ln.split()[1] for ln in text.splitlines() if ln.startswith("graph-")}
+  assert rows == {src[0].name: "UNSHRUNK", src[1].name: "NEW"}
+
+@pytest.mark.slow
+def test_graph_an_unfinished_failure_of_a_stopped_campaign_is_resumed_by_the_next(tmp_path):
+  """a campaign killed mid-shrink leaves .pending-graph-<pid>.json; the next campaign on the directory, with the same
+  schedulers, re-checks it first and files it (here: a shipped stock finding, so it is counted as known)"""
+  shipped = json.loads((FINDINGS / "graph-700652cc1663.json").read_text())
+  dead, dead2 = (subprocess.Popen([sys.executable, "-c", "pass"]) for _ in range(2))
+  dead.wait(); dead2.wait()
+  (f := tmp_path / "f").mkdir()
+  rec = {"kind": "pending", "failure": shipped["failure"], "summary": "", "seed": None, "program": shipped["program"], "schedulers": [None, None]}
+  (f / f".pending-graph-{dead.pid}.json").write_text(json.dumps(rec))
+  (f / f".pending-graph-{os.getpid()}.json").write_text(json.dumps(rec))            # its campaign still runs: left alone
+  (f / f".pending-graph-{dead2.pid}.json").write_text(json.dumps({**rec, "schedulers": ["x.py:fn", None]}))   # other schedulers: left
+  p = run_cli([sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "0.3", "--seed", "2", "--findings", str(f), "--db",
+               str(tmp_path / "db"), "--report", "json", "--report-dir", str(tmp_path / "r")], tmp_path, 240)
+  rep = json.loads((tmp_path / "r" / "graph_campaign.json").read_text())
+  assert p.returncode in (0, 1), p.stderr[-2000:]
+  assert rep["resumed"] == [f".pending-graph-{dead.pid}.json: still fails: signed and recorded"], rep["resumed"]
+  assert "graph-700652cc1663.json" in rep["known"] and not (f / f".pending-graph-{dead.pid}.json").exists()
+  assert (f / f".pending-graph-{os.getpid()}.json").exists() and (f / f".pending-graph-{dead2.pid}.json").exists()

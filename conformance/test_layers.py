@@ -9,11 +9,12 @@ LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck
           "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
 # standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad), atomic writes, the one
 # name of a rewrite rule, the argparse types every command shares,
-# the settings (every limit, budget and timeout, and the process environment), progress lines and per-run report directories
+# the settings (every limit, budget and timeout, and the process environment), progress lines, per-run report directories
+# and the live status written into them
 UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -3), "uopcheck.settings": ("settings", -2),
            "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1), "uopcheck.results": ("results", -2),
            "uopcheck.compiler_output": ("compiler_output", -2), "uopcheck.rule_id": ("rule_id", -3),
-           "uopcheck.argtypes": ("argtypes", -3)}
+           "uopcheck.argtypes": ("argtypes", -3), "uopcheck.live": ("live", -1)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):

@@ -74,3 +74,28 @@ def test_oversized_graph_is_refused_before_allocating():
   except SpecError as e: assert "size limit" in str(e) and "\n" not in str(e)
   else: raise AssertionError("a 2**31-element graph was evaluated")
   assert time.perf_counter() - st < 5
+
+def test_a_graph_whose_values_together_pass_the_memory_limit_is_refused_in_one_line(monkeypatch):
+  """each value small enough, 300 of them together ~7 GiB: refused before the first is computed (the reference keeps
+  every node's value), with the limit named; a higher limit from the environment is obeyed, a bad one refused"""
+  import resource
+  x = Tensor.ones(1 << 22).contiguous()
+  for i in range(300): x = x + float(i)
+  before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  st = time.perf_counter()
+  try: evaluate(x)
+  except SpecError as e: msg = str(e)
+  else: raise AssertionError("a graph of ~7 GiB of values was evaluated")
+  assert "4096 MiB in the reference" in msg and "MAX_REF_BYTES" in msg and "\n" not in msg and len(msg) <= 400
+  assert time.perf_counter() - st < 10 and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000   # KiB: nothing allocated
+  small = Tensor.ones(4).contiguous() + 1
+  monkeypatch.setenv("UOPCHECK_MAX_REF_BYTES", "40")   # 4 values of 4 lanes x 6 bytes > 40
+  try: evaluate(small)
+  except SpecError as e: assert "more than 40 bytes" in str(e)
+  else: raise AssertionError("UOPCHECK_MAX_REF_BYTES was not obeyed")
+  monkeypatch.setenv("UOPCHECK_MAX_REF_BYTES", "lots")
+  try: evaluate(small)
+  except SpecError as e: assert "UOPCHECK_MAX_REF_BYTES='lots'" in str(e)
+  else: raise AssertionError("a bad UOPCHECK_MAX_REF_BYTES was ignored")
+  monkeypatch.delenv("UOPCHECK_MAX_REF_BYTES")
+  assert (evaluate(small) == 2).all()

@@ -36,3 +36,29 @@ def test_reports_and_findings_are_readable_by_others(tmp_path):
   try: p = atomic_write_json(tmp_path / "report.json", {"ok": True})
   finally: os.umask(old)
   assert os.stat(p).st_mode & 0o777 == 0o644
+
+def test_live_status_is_written_at_once_throttled_and_closed(tmp_path):
+  import json
+  from uopcheck.live import LiveStatus
+  live = LiveStatus(tmp_path, "fuzz-graph", every_s=3600)
+  read = lambda: json.loads((tmp_path / "status.json").read_text())
+  assert read()["state"] == "running" and read()["phase"] == "starting" and read()["command"] == "fuzz-graph"
+  live.update(cases=5)                  # within every_s of the last write: held back
+  assert "cases" not in read()
+  live.update(force=True, cases=6)
+  assert read()["cases"] == 6 and "http-equiv='refresh'" in (tmp_path / "status.html").read_text()
+  live.close("interrupted", cases=7)
+  assert (read()["state"], read()["cases"]) == ("interrupted", 7) and "refresh" not in (tmp_path / "status.html").read_text()
+  (tmp_path / "file-not-dir").write_text("")
+  gone = LiveStatus(tmp_path / "file-not-dir" / "x", "fuzz-graph")   # a status that cannot be written never stops the work
+  gone.update(force=True, cases=1)
+  gone.close()
+
+def test_a_symbolic_campaign_leaves_its_live_status_in_the_run_directory(tmp_path):
+  import json
+  from uopcheck.cli import main
+  assert main(["fuzz", "symbolic", "--minutes", "0.05", "--seed", "1", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"),
+               "--report", "json", "--report-dir", str(tmp_path / "r")]) in (0, 1)
+  s = json.loads((tmp_path / "r" / "status.json").read_text())
+  rep = json.loads((tmp_path / "r" / "fuzz_symbolic.json").read_text())
+  assert s["state"] == "finished" and s["checked"] == rep["checked"] > 0 and s["elapsed_s"] > 0

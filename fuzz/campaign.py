@@ -6,8 +6,10 @@ minimal failure -> blamed, signed, saved or counted as known). The engine does t
 
 - a failure is written at once to the worker's pending file (a kill loses nothing) and hypothesis shrinks it; a smaller
   failure of the same kind replaces it (the smaller one wins), a failure of another kind is not shrunk towards;
-- past ``shrink_budget`` property calls, or past the deadline, every candidate "passes": the shrink ends with the
-  smallest failure so far (raising there would read as a second, flaky bug);
+- no new case starts in the last part of the budget (``shrink_reserve``: 20%, at most 2 minutes), so a failure found
+  late can still be shrunk and signed; past ``shrink_budget`` property calls, or past the deadline, every candidate
+  "passes": the shrink ends with the smallest failure so far (raising there would read as a second, flaky bug), and a
+  shrink the deadline cut is marked ``cut_short`` (its finding says it is not minimal);
 - when a round ends, ``finish`` gets the minimal failure and the next round starts with the next seed; past the deadline
   the campaign stops.
 
@@ -17,7 +19,11 @@ import pathlib, time
 from dataclasses import dataclass
 from typing import Callable
 from uopcheck.fuzz.findings_io import write_or_stop
-from uopcheck.settings import campaign_shrink_budget
+from uopcheck.settings import campaign_shrink_budget, SHRINK_RESERVE_FRACTION, SHRINK_RESERVE_MAX_S
+
+def shrink_reserve(budget_s:float) -> float:
+  """the end of a campaign's budget kept for shrinking and signing what it found (no new case starts in it)"""
+  return min(max(budget_s, 0.0) * SHRINK_RESERVE_FRACTION, SHRINK_RESERVE_MAX_S)
 
 class FoundBug(Exception):
   """Raised inside a campaign's hypothesis property for a failing case (never confused with an AssertionError in tinygrad)."""
@@ -60,6 +66,7 @@ class Failure:
   record: dict         # written to the pending file as it is found
   kind: str = ""       # a round shrinks towards failures of the kind it found first
   case: object = None  # whatever ``finish`` needs (the drawn case, its verdict)
+  cut_short: bool = False   # the deadline stopped its shrink (not the shrink budget, not hypothesis): not minimal
 
 class Campaign:
   def __init__(self, strategy, check:Callable[[object], Failure|None], finish:Callable[[Failure], None], deadline:float,
@@ -71,12 +78,18 @@ class Campaign:
     self.db, self.max_examples, self.seed_of, self.shrink_budget = db, max_examples, seed_of, campaign_shrink_budget(shrink_budget)
     self.shrinking: int|None = None   # property calls spent shrinking this round's failure (None: not shrinking)
     self.minimal: Failure|None = None
+    self.cut_short = False
+    # no new case is started in the last part of the budget: a failure found late still has time to shrink and be signed
+    self.explore_until = deadline - shrink_reserve(deadline - time.perf_counter())
 
   def check_one(self, case) -> None:
     if self.shrinking is not None:
       self.shrinking += 1
-      if self.shrinking > self.shrink_budget or time.perf_counter() > self.deadline: return
-    elif time.perf_counter() > self.deadline: raise StopCampaign()
+      if self.shrinking > self.shrink_budget: return
+      if time.perf_counter() > self.deadline:
+        self.cut_short = True
+        return
+    elif time.perf_counter() > self.explore_until: raise StopCampaign()
     f = self.check(case)
     if f is None or (self.minimal is not None and f.kind != self.minimal.kind): return
     if self.shrinking is None: self.shrinking = 0
@@ -86,11 +99,12 @@ class Campaign:
       if self.on_pending is not None: self.on_pending(f.record)
     raise FoundBug(f.kind)
 
-  def _start_round(self) -> None: self.shrinking = None
+  def _start_round(self) -> None: self.shrinking, self.cut_short = None, False
 
   def _finish_round(self) -> None:
     if self.minimal is None: return
     f, self.minimal = self.minimal, None
+    f.cut_short = self.cut_short
     self.finish(f)
     self.pending.unlink(missing_ok=True)
 

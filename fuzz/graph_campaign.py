@@ -21,6 +21,7 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
+from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
@@ -56,9 +57,11 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
 
+UNSHRUNK = "cut short by the time budget: not minimal (a longer campaign, or replaying its seed, shrinks it further)"
+
 def buckets() -> dict[str, set]:
   """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
-  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated")}
+  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated", "resumed")}
 
 def classify(d:dict, known:dict) -> tuple[str, str]:
   """(new / known / internal / flaky / external / emulated, its key: the signature, or the shipped file it matches) of a
@@ -82,11 +85,13 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
            known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
-           round_offset:int=0, profile:str="small", sink=None, publish=None) -> GraphStats:
+           round_offset:int=0, profile:str="small", sink=None, publish=None, specs:tuple=(None, None)) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
-  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure."""
+  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure.
+  ``specs`` (the scheduler and candidate as given) go into the pending record, so the next run resumes it only under the
+  same schedulers: worker 0 first re-checks and files every pending failure an earlier, stopped campaign left."""
   from uopcheck.fast.runner import on_compiled, open_cpu_queues
   open_cpu_queues()   # before any case frees a buffer (see its docstring)
   db = open_example_db(db_dir)
@@ -112,23 +117,54 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     if counters is not None:
       with counters.get_lock(): counters[0] += 1
     if v.ok: return None
-    return Failure(len(desc["steps"]), {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc}, v.kind,
-                   (desc, v))
+    return Failure(len(desc["steps"]), {"kind": "pending", "failure": v.kind, "summary": v.summary, "seed": seed, "program": desc,
+                                        "schedulers": list(specs)}, v.kind, (desc, v))
   def finish(f:Failure) -> None:
     desc, v = f.case
     late = time.perf_counter() > deadline
     # past the budget: save without the per-kernel blame (a crash's blame costs nothing: it is the crash)
     d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind != "crash" else None)
+    if f.cut_short: d["shrink"] = UNSHRUNK
     _record(stats, d, known, findings_dir, events, sink)
     if publish is not None: publish({"pending": None})
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
   campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET,
                       on_pending=None if publish is None else lambda rec: publish({"pending": rec}))
-  try: campaign.run()
+  try:
+    if wid == 0 and sink is None:   # an earlier run's failure left unfinished (killed mid-shrink): checked and filed first
+      for path, rec in orphan_pendings(findings_dir, specs):
+        if (f := check(rec["program"])) is not None:
+          f.cut_short = True
+          finish(f)
+        outcome = "still fails: signed and recorded" if f is not None else "passes now: not filed"
+        if events is not None: events.put(("resumed", f"{path.name}: {outcome}"))
+        path.unlink(missing_ok=True)
+    campaign.run()
   finally:
     current.unlink(missing_ok=True)
   stats.seconds = time.perf_counter() - start
   return stats
+
+def orphan_pendings(findings_dir:str|os.PathLike, specs:tuple) -> list[tuple[pathlib.Path, dict]]:
+  """pending failures of campaigns that are gone (their process no longer runs) and ran the same schedulers: each a
+  confirmed failure that was still being shrunk when its campaign stopped; a corrupt one is left where it is"""
+  out = []
+  for p in sorted(pathlib.Path(findings_dir).glob(".pending-graph-*.json")):
+    try:
+      pid = int(p.stem.rsplit("-", 1)[1])
+      if _alive(pid): continue
+      rec = json.loads(p.read_text())
+      if not isinstance(rec, dict) or list(rec.get("schedulers", [None, None])) != list(specs): continue
+      validate_program(rec["program"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError, SpecError): continue
+    out.append((p, rec))
+  return out
+
+def _alive(pid:int) -> bool:
+  try: os.kill(pid, 0)
+  except ProcessLookupError: return False
+  except PermissionError: return True
+  return True
 
 # ** the supervisor **
 
@@ -152,7 +188,7 @@ def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate,
   try:
     with on_device(device):
       worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-             events=events, round_offset=round_offset, profile=profile)
+             events=events, round_offset=round_offset, profile=profile, specs=(scheduler, candidate))
   except FindingsUnwritable as e:   # not a crash to restart from: the supervisor stops the campaign (exit 3)
     print(f"uopcheck: worker {wid}: {e}", file=sys.stderr, flush=True)
     sys.exit(EXIT_UNWRITABLE)
@@ -197,7 +233,7 @@ def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, s
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU") -> dict:
+                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU", live=None) -> dict:
   import multiprocessing as mp
   if device != "CPU":   # a device that cannot run here is one line before any worker starts
     from uopcheck.fast.devices import open_device
@@ -269,6 +305,10 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           procs[w] = launch(w, offsets[w])
       el = time.perf_counter() - start
       line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
+      if live is not None:
+        live.update(phase="fuzzing", budget_s=round(minutes * 60), cases=counters[0], cases_per_s=round(counters[0] / max(el, 1e-9), 2),
+                    new_findings=len(got["new"]), known_findings=len(got["known"]), workers=len(procs), worker_restarts=restarts,
+                    rechecking_lost_cases=len(rechecks), findings_dir=str(findings_dir))
       if tty: print("\r" + line, end="", flush=True)
       elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
   except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
@@ -307,7 +347,10 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
           "skipped_files": problems,
           # a failure a worker was still shrinking when the campaign stopped: confirmed failing, not shrunk nor signed -- kept, named
           "unfinished": sorted(str(p) for p in pathlib.Path(findings_dir).glob(".pending-graph-*.json")),
+          "resumed": sorted(got.get("resumed", ())),
+          "unshrunk": sorted(d["signature"] for _, d in found if d["signature"] in got["new"] and d.get("shrink") == UNSHRUNK),
           "findings": [{"file": p.name, "signature": d["signature"], "blame": d.get("blame"), "new": d["signature"] in got["new"],
+                        "unshrunk": d.get("shrink") == UNSHRUNK,
                         "wrong_scheduler": d.get("wrong_scheduler", ""), "summary": d.get("summary", "")[:200]} for p, d in found]}
 
 FINDING_COLUMNS = [Column("file", width=40), Column("new", width=11), Column("wrong scheduler", width=16), Column("blame", width=10),
@@ -321,19 +364,22 @@ def result(summary:dict) -> Result:
          f"scheduler: {summary['scheduler']}" + (f"; candidate: {summary['candidate']}" if summary["candidate"] else ""),
          f"cases: {summary['cases']} ({summary['cases_per_min']}/min, profile {summary.get('profile', 'small')}, "
          f"hypothesis profile {summary.get('hypothesis_profile', 'ci')})" + (" (interrupted)" if summary["interrupted"] else ""),
-         f"new findings: {len(summary['new'])}, known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
+         f"new findings: {len(summary['new'])}" + (f" ({len(summary['unshrunk'])} UNSHRUNK: the budget ended their shrink, not minimal)"
+                                                   if summary.get("unshrunk") else "") +
+         f", known (in the shipped corpus): {len(summary['known'])} {summary['known'] or ''}",
          f"hangs/crashes that took a worker down: {len(summary['lost_cases'])} (worker restarts: {summary['worker_restarts']})",
          f"uopcheck-internal failures (uopcheck's own, not tinygrad's): {len(summary['uopcheck_internal'])}",
-         *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed): {', '.join(summary['unfinished'])}"]
-           if summary.get("unfinished") else []),
+         *([f"unfinished (a failure still being shrunk when the campaign stopped; not signed, not filed; the next campaign on this "
+            f"directory with the same schedulers files it first): {', '.join(summary['unfinished'])}"] if summary.get("unfinished") else []),
+         *([f"resumed from an earlier campaign's unfinished failures: {'; '.join(summary['resumed'])}"] if summary.get("resumed") else []),
          f"flaky (failed once, passed the re-checks: not findings, kept as flaky-*.json): {len(summary.get('flaky', []))}",
          f"external faults (a worker lost to something outside its case, which re-ran clean in a fresh process: not findings, kept "
          f"as external-*.json): {len(summary.get('external_faults', []))}"]
   if summary.get("device", "CPU").startswith("MOCK+"):
     pre.append(f"emulated-path failures, not tinygrad findings until attributed (emulator-*.json: the mock GPU's own; amd-*.json: the AMD "
                f"path only, the CPU path agrees -- the emulator or tinygrad's AMD backend, hardware decides): {summary.get('emulated', [])}")
-  rows = [{"file": f["file"], "new": "NEW" if f["new"] else "seen before", "wrong scheduler": f["wrong_scheduler"] or "-",
-           "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
+  rows = [{"file": f["file"], "new": ("UNSHRUNK" if f.get("unshrunk") else "NEW") if f["new"] else "seen before",
+           "wrong scheduler": f["wrong_scheduler"] or "-", "blame": f["blame"] or "-", "summary": f["summary"][:120]} for f in summary["findings"]]
   internal = [f"{f['file']}: {f['summary'][:160]}" for f in summary["uopcheck_internal"]]
   sections = [Section(t, x) for t, x in (("uopcheck-internal", internal), ("skipped (corrupt) files", summary["skipped_files"])) if x]
   fdir = pathlib.Path(summary.get("findings_dir", "."))
@@ -355,9 +401,13 @@ def main(args) -> int:
                              case_timeout=timeout, profile=profile,
                              **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
   else:
+    from uopcheck.runs import live_status
+    live = live_status(args, "fuzz-graph")
     s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"))
+                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"), live=live)
     s["device"] = getattr(args, "device", "CPU")
+    if live is not None: live.close("stopped" if s.get("unwritable") else "interrupted" if s["interrupted"] else "finished", phase="done",
+                                    new_findings=s["new"], known=s["known"], lost_cases=len(s["lost_cases"]))
   report(args, result(s), "fuzz-graph")
   for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
   if s.get("unwritable"):   # what was found before it stopped is reported above; the run itself failed

@@ -219,6 +219,12 @@ class CampaignStats:
       save_finding(d, findings_dir)
       if all(f["signature"] != d["signature"] for f in self.findings): self.findings.append(d)
 
+  def counts(self) -> dict:
+    """what the live status shows"""
+    return {"checked": self.checked, "per_s": round(self.checked / self.seconds, 1) if self.seconds else 0.0, "proved": self.proved,
+            "refuted": self.refuted, "unknown": self.unknown, "new_findings": len(self.findings), "known_findings": len(self.known),
+            "uopcheck_internal": len(self.internal)}
+
   def line(self) -> str:
     rate = self.checked / self.seconds if self.seconds else 0.0
     return (f"checked {self.checked} ({rate:.1f}/s; {self.pipeline} through the codegen pipeline, {self.seeds} kernel index seeds): "
@@ -232,7 +238,7 @@ def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, st
 
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
-                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True) -> CampaignStats:
+                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live=None) -> CampaignStats:
   """Fuzz ``e`` vs ``e.simplify()`` -- and, for weakint ``e`` with ``pipeline``, the codegen integer pipeline on ``e`` cast to
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
@@ -256,6 +262,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
       stats.seconds = time.perf_counter() - start
       status.update(stats.line())
+      if live is not None: live.update(phase="random expressions", budget_s=round(minutes * 60), **stats.counts())
       if v.kind != "refuted": continue
       if (why := confirm(root, s, v, reading)) is not None:
         stats.note_internal(root, v, why)
@@ -272,7 +279,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
   try:
-    if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline)
+    if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline, status, live, start)
     campaign.run()
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
     stats.interrupted = True
@@ -312,8 +319,11 @@ def run_from_cli(args) -> int:
     print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
     return EXIT_CLEAN
   probe_writable(args.findings)   # a full disk or read-only directory: one line and exit 3 before the campaign starts
+  from uopcheck.runs import live_status
+  live = live_status(args, "fuzz-symbolic")
   st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
-                    pipeline=not args.no_pipeline)
+                    pipeline=not args.no_pipeline, live=live)
+  if live is not None: live.close("stopped" if st.unwritable else "interrupted" if st.interrupted else "finished", phase="done", **st.counts())
   from uopcheck.runs import report
   res = result(st, {"minutes": args.minutes, "seed": args.seed, "reading": args.reading, "findings_dir": args.findings})
   if st.interrupted:
@@ -330,11 +340,17 @@ from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E
 # tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped
 CHECK_ERRORS = (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError)
 
-def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, findings_dir:str, deadline:float) -> None:
+def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, findings_dir:str, deadline:float,
+                 status:StatusLine|None=None, live=None, start:float=0.0) -> None:
   """Every harvested kernel index expression (``fuzz/index_seeds.json``), at its size and with its loops scaled up, through
-  the codegen pipeline; a confirmed refutation is saved like any finding (a seed is already small: no shrinking)."""
+  the codegen pipeline; a confirmed refutation is saved like any finding (a seed is already small: no shrinking). The
+  phase shows its progress (seed i of n) on the status line and in the live status."""
   from uopcheck.fuzz.index_seeds import load_seeds, scaled, SCALES
-  for e0 in load_seeds():
+  seeds = load_seeds()
+  for i, e0 in enumerate(seeds, 1):
+    stats.seconds = time.perf_counter() - start
+    if status is not None: status.update(f"index seeds {i}/{len(seeds)}: {stats.line()}")
+    if live is not None: live.update(phase=f"index seeds {i}/{len(seeds)}", **stats.counts())
     for k in SCALES:
       if time.perf_counter() > deadline: return
       e = scaled(e0, k)

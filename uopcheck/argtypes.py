@@ -1,5 +1,6 @@
 """argparse types every command shares, so a bad argument is one line naming it and the rule, exit 2, before any work
-starts: a positive number (a budget or count of 0 would do nothing and exit 0) and a directory to write into. Standard
+starts: a positive number (a budget or count of 0 would do nothing and exit 0) and a directory to write into; and the
+walk over a parser's commands that the config, the completion script and the unknown-argument message share. Standard
 library only (``train``'s options use them too)."""
 from __future__ import annotations
 import argparse, pathlib
@@ -25,3 +26,13 @@ def directory(text:str) -> str:
       if not parent.is_dir(): raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a directory")
       break
   return text
+
+def command_parsers(parser:argparse.ArgumentParser, path:str="") -> dict[str, argparse.ArgumentParser]:
+  """every command and sub-command by its path ("check", "fuzz", "fuzz graph") -> its parser"""
+  out = {}
+  for a in parser._actions:
+    if isinstance(a, argparse._SubParsersAction):
+      for name, sp in a.choices.items():
+        out[f"{path} {name}".strip()] = sp
+        out.update(command_parsers(sp, f"{path} {name}".strip()))
+  return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse, os, pathlib, subprocess, sys, time
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL, FindingsUnwritable
 from uopcheck.atomic import atomic_write_json
-from uopcheck.argtypes import positive, directory
+from uopcheck.argtypes import positive, directory, command_parsers
 from uopcheck import config
 from uopcheck.spec.errors import SpecError
 from uopcheck.runs import finish_run, report
@@ -125,20 +125,8 @@ def _cmd_conformance(args) -> int:
     return 2
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
-# flags one fuzzer reads: given to the other fuzzer (away from the parser's default) they would be ignored silently, so
-# they are refused
-FUZZER_ONLY_FLAGS = {"graph": ("scheduler", "cluster", "shard_minutes", "case_timeout", "device", "profile", "workers", "self_test_bug"),
-                     "symbolic": ("harvest", "no_pipeline", "reading")}
-
-def _refuse_other_fuzzers_flags(args) -> None:
-  for fuzzer, flags in FUZZER_ONLY_FLAGS.items():
-    if fuzzer == args.fuzz_cmd: continue
-    given = [f"--{k.replace('_', '-')}" for k in flags if getattr(args, k) != args.flag_defaults[k]]
-    if given: raise SpecError(f"fuzz {args.fuzz_cmd}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for fuzz {fuzzer} only")
-
 def _cmd_fuzz(args) -> int:
   from uopcheck.fuzz.campaign import FUZZERS
-  _refuse_other_fuzzers_flags(args)
   if args.hypothesis_profile: os.environ["UOPCHECK_HYPOTHESIS_PROFILE"] = args.hypothesis_profile   # campaign workers inherit it
   return FUZZERS[args.fuzz_cmd][1](args)
 
@@ -323,6 +311,36 @@ class _Parser(argparse.ArgumentParser):
       message += f"; did you mean {close[0]!r}?"
     super().error(message)
 
+EXAMPLES = {
+  "check": ["uopcheck check", "uopcheck check softmax --no-hcq2", "uopcheck check --per-kernel llama_block",
+            "uopcheck check --scheduler mypkg.rangeify2:get_kernel_graph"],
+  "spec": ["uopcheck spec", "uopcheck spec --op CDIV"],
+  "conformance": ["uopcheck conformance -- -k alu"],
+  "fuzz graph": ["uopcheck fuzz graph --minutes 2 --workers 2", "uopcheck fuzz graph --minutes 10 --profile large",
+                 "uopcheck fuzz graph --minutes 10 --scheduler ../shared/candidates/rangeify2.py:get_kernel_graph",
+                 "uopcheck fuzz graph --minutes 10 --device MOCK+AMD::gfx950", "uopcheck fuzz graph --minutes 5 --report term,junit,github"],
+  "fuzz symbolic": ["uopcheck fuzz symbolic --minutes 5", "uopcheck fuzz symbolic --minutes 5 --seed 3 --reading wrap",
+                    "uopcheck fuzz symbolic --harvest"],
+  "rules": ["uopcheck rules verify", "uopcheck rules verify --only symbolic.py:116", "uopcheck rules verify --report term,junit,github"],
+  "compare-schedulers": ["uopcheck compare-schedulers rangeify ../shared/candidates/rangeify2.py:get_kernel_graph --fuzz 20"],
+  "mutate": ["uopcheck mutate --list", "uopcheck mutate reduce-max-identity --detectors check,graph"],
+  "replay": ["uopcheck replay .uopcheck/findings fuzz/findings"],
+  "findings": ["uopcheck findings audit .uopcheck/findings fuzz/findings", "uopcheck findings promote .uopcheck/findings/graph-0123abcd4567.json"],
+  "coverage": ["uopcheck coverage --report term,html -- uopcheck fuzz graph --minutes 2",
+               "uopcheck coverage --fail-under 40 -- pytest conformance -k movement"],
+  "amd": ["uopcheck amd doctor", "uopcheck amd env"],
+  "train": ["uopcheck train --config tiny --steps 50 --validate", "uopcheck train --config small --validate --gate-only"],
+  "completion": ['eval "$(uopcheck completion bash)"'],
+}
+EXIT_CODES = ("exit codes: 0 nothing new; 1 new findings, refuted rules or a failing gate; 2 usage or input error; 3 a uopcheck-internal "
+              "error (new findings beat it); 130 interrupted (Ctrl-C: a partial report)")
+
+def _epilog(command:str) -> str:
+  """a command's --help ends with its examples and the exit codes every command shares"""
+  lines = ["examples:", *(f"  {x}" for x in EXAMPLES.get(command, []))] if command in EXAMPLES else []
+  return "\n".join(lines + ([""] if lines else []) + [EXIT_CODES + (" (train: also 4 the loss went non-finite, 5 a "
+                                                                  "nondeterministic device fault)" if command == "train" else "")])
+
 def build_parser() -> argparse.ArgumentParser:
   from uopcheck.fuzz.campaign import FUZZERS
   p = _Parser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
@@ -336,8 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--json", default=None, help="also write the table as JSON to this file")
   c.add_argument("--per-kernel", action="store_true", help="check every kernel on its own and blame the stage that disagrees")
   c.add_argument("--graph-timeout", type=positive(float), default=900.0, help="seconds one graph may take before it is a HANG row (default 900)")
-  c.add_argument("--device", default="CPU", help="where the fast path runs: CPU (default), AMD, MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; "
-                 "one that cannot run here is a one-line error")
+  c.add_argument("--device", default=None, help="where the fast path runs (default: DEV from the environment, else CPU): CPU, AMD, "
+                 "MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
   s = sub.add_parser("spec", parents=[reports], help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")
@@ -345,35 +363,43 @@ def build_parser() -> argparse.ArgumentParser:
   k = sub.add_parser("conformance", help="run pytest conformance/")
   k.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (after --)")
   k.set_defaults(fn=_cmd_conformance)
-  f = sub.add_parser("fuzz", parents=[reports], help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)")
-  f.add_argument("fuzz_cmd", choices=sorted(FUZZERS), help="; ".join(f"{k}: {v[0]}" for k, v in sorted(FUZZERS.items())))
-  f.add_argument("--minutes", type=positive(float), default=5.0, help="time budget of the campaign (default 5)")
-  f.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
-                 "example database first; every finding is saved as a self-contained reproducer either way)")
-  f.add_argument("--workers", type=positive(int), default=1, help="graph campaigns: worker processes (with --cluster local: Dask workers)")
-  f.add_argument("--cluster", default=None, metavar="ADDRESS", help="graph: run the workers on a Dask cluster: 'local' starts an embedded "
+  f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)",
+                     description="Fuzz campaigns, one per fuzzer: uopcheck fuzz graph --help, uopcheck fuzz symbolic --help.")
+  fsub = f.add_subparsers(dest="fuzz_cmd", required=True, parser_class=_Parser, metavar="{" + ",".join(sorted(FUZZERS)) + "}")
+  common = _Parser(add_help=False)   # what every campaign takes
+  common.add_argument("--minutes", type=positive(float), default=5.0, help="time budget of the campaign (default 5)")
+  common.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
+                      "example database first; every finding is saved as a self-contained reproducer either way)")
+  common.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
+                      "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
+  common.add_argument("--findings", type=directory, default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked "
+                      "tree; `uopcheck findings promote` moves a reviewed one into the shipped corpus)")
+  common.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
+                      "to share it between the workers of a cluster")
+  g = fsub.add_parser("graph", parents=[reports, common], help=FUZZERS["graph"][0], description=f"uopcheck fuzz graph: {FUZZERS['graph'][0]}.",
+                      epilog=_epilog("fuzz graph"), formatter_class=argparse.RawDescriptionHelpFormatter)
+  g.add_argument("--workers", type=positive(int), default=1, help="worker processes (with --cluster local: Dask workers)")
+  g.add_argument("--cluster", default=None, metavar="ADDRESS", help="run the workers on a Dask cluster: 'local' starts an embedded "
                  "LocalCluster of --workers processes, tcp://HOST:8786 joins a running scheduler; the client writes every finding")
-  f.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
-                 "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
-  f.add_argument("--shard-minutes", type=positive(float), default=None, help="graph --cluster: minutes one Dask task fuzzes before the next "
+  g.add_argument("--shard-minutes", type=positive(float), default=None, help="with --cluster: minutes one Dask task fuzzes before the next "
                  "is submitted (default 5)")
-  f.add_argument("--findings", type=directory, default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked tree; "
-                 "`uopcheck findings promote` moves a reviewed one into the shipped corpus)")
-  f.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
-                 "to share it between the workers of a cluster")
-  f.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
-  f.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="graph: a candidate scheduler (package.module:fn or "
-                 "file.py:fn); every case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
-  f.add_argument("--device", default="CPU", help="graph: where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950 (tinygrad's AMD "
-                 "backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
-  f.add_argument("--case-timeout", type=positive(float), default=None,
-                 help="graph: seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
-  f.add_argument("--profile", choices=["small", "large"], default="small",
-                 help="graph: program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
-  f.add_argument("--harvest", action="store_true", help="symbolic: rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
-  f.add_argument("--no-pipeline", action="store_true", help="symbolic: check e vs e.simplify() only, not the codegen integer pipeline")
-  f.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # graph: run under a deliberately broken scheduler
-  f.set_defaults(fn=_cmd_fuzz, flag_defaults={k: f.get_default(k) for flags in FUZZER_ONLY_FLAGS.values() for k in flags})
+  g.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="a candidate scheduler (package.module:fn or file.py:fn); every "
+                 "case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
+  g.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
+                 "MOCK+AMD::gfx950 (tinygrad's AMD backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
+  g.add_argument("--case-timeout", type=positive(float), default=None,
+                 help="seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
+  g.add_argument("--profile", choices=["small", "large"], default="small",
+                 help="program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
+  g.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # run under a deliberately broken scheduler
+  g.set_defaults(fn=_cmd_fuzz)
+  sy = fsub.add_parser("symbolic", parents=[reports, common], help=FUZZERS["symbolic"][0],
+                       description=f"uopcheck fuzz symbolic: {FUZZERS['symbolic'][0]}.", epilog=_epilog("fuzz symbolic"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+  sy.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
+  sy.add_argument("--harvest", action="store_true", help="rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
+  sy.add_argument("--no-pipeline", action="store_true", help="check e vs e.simplify() only, not the codegen integer pipeline")
+  sy.set_defaults(fn=_cmd_fuzz)
   r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
@@ -397,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--seed", type=int, default=0, help="seed of the drawn programs")
   cs.add_argument("--profile", choices=["small", "large"], default="small", help="size of the drawn programs")
   cs.add_argument("--quiet", action="store_true", help="no per-case progress lines")
-  cs.add_argument("--device", default="CPU", help="where the cases run: CPU (default), MOCK+AMD, MOCK+AMD::gfx950, AMD, NV, CUDA")
+  cs.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
+                  "MOCK+AMD::gfx950, AMD, NV, CUDA")
   cs.set_defaults(fn=_cmd_compare)
   mu = sub.add_parser("mutate", parents=[reports],
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
@@ -439,6 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
   sc = sub.add_parser("completion", help="print a shell completion script: eval \"$(uopcheck completion bash)\" in ~/.bashrc")
   sc.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete in")
   sc.set_defaults(fn=lambda args: _cmd_completion(args, p))
+  for name, sp in sub.choices.items():   # each command's --help ends with its examples and the exit codes
+    if sp.epilog is None: sp.epilog, sp.formatter_class = _epilog(name), argparse.RawDescriptionHelpFormatter
   return p
 
 def _cmd_completion(args, parser:argparse.ArgumentParser) -> int:
@@ -446,14 +475,29 @@ def _cmd_completion(args, parser:argparse.ArgumentParser) -> int:
   print(SHELLS[args.shell](parser), end="")
   return EXIT_CLEAN
 
+def unknown_arguments(parser:argparse.ArgumentParser, args, extra:list[str]) -> str:
+  """one line for arguments the chosen command does not take: an option of another command (``fuzz symbolic
+  --scheduler``) says whose it is -- given where it does not apply, it would otherwise be ignored silently"""
+  path = " ".join(x for x in (args.cmd, getattr(args, "fuzz_cmd", None)) if x)
+  flags = sorted({x.split("=")[0] for x in extra if x.startswith("--")})
+  owners = {f: [c for c, sp in command_parsers(parser).items() if any(f in a.option_strings for a in sp._actions)] for f in flags}
+  if not flags or not all(owners.values()): return f"{path}: unrecognized arguments: {' '.join(extra)}"
+  near = sorted({o for f in flags for o in owners[f] if o.split()[0] == path.split()[0]}) or sorted({o for f in flags for o in owners[f]})
+  return f"{path}: {', '.join(flags)} {'is' if len(flags) == 1 else 'are'} for {', '.join(near)} only"
+
+def device_from_environment(given:str|None) -> str:
+  """``--device`` when given; else tinygrad's ``DEV`` from the environment, obeyed -- and refused in one line when it is not
+  a device uopcheck runs on (it was overridden by CPU silently); else CPU"""
+  if given is not None: return given
+  if not (env := os.environ.get("DEV", "")): return "CPU"
+  from uopcheck.spec.admission import check_device
+  return check_device(env, f"DEV={env} (from the environment, the default of --device): ")
+
 def configure(parser:argparse.ArgumentParser, start:str|None=None) -> pathlib.Path|None:
   """the defaults of ``[tool.uopcheck]`` (uopcheck/config.py) applied to every command's options; the file, or None"""
   found = config.discover(start)
   if found is None: return None
-  commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-  config.apply(found[0], found[1], commands)
-  fz = commands["fuzz"]   # a default the file set is not "given" to a fuzzer it does not apply to
-  fz.set_defaults(flag_defaults={k: fz.get_default(k) for flags in FUZZER_ONLY_FLAGS.values() for k in flags})
+  config.apply(found[0], found[1], command_parsers(parser))
   return found[0]
 
 def main(argv:list[str]|None=None) -> int:
@@ -466,8 +510,16 @@ def main(argv:list[str]|None=None) -> int:
   except config.ConfigError as e:
     print(f"uopcheck: {e}", file=sys.stderr)
     return EXIT_USAGE
-  try: args = parser.parse_args(argv)
+  try: args, extra = parser.parse_known_args(argv)
   except SystemExit as e: return EXIT_USAGE if e.code else EXIT_CLEAN  # argparse: --help is 0, a usage error 2
+  if extra:
+    print(f"uopcheck: {unknown_arguments(parser, args, extra)}", file=sys.stderr)
+    return EXIT_USAGE
+  if "device" in vars(args) and args.cmd != "train":   # train leaves its default to tinygrad, which reads DEV itself
+    try: args.device = device_from_environment(args.device)
+    except SpecError as e:
+      print(f"uopcheck: {e}", file=sys.stderr)
+      return EXIT_USAGE
   if getattr(args, "report", False) is None: args.report = ["term"] if args.cmd == "coverage" else list(DEFAULT_KINDS)
   from uopcheck import compiler_output
   compiler_output.capture()   # the C compiler's per-kernel warnings: counted, shown once at the end
@@ -483,7 +535,6 @@ def main(argv:list[str]|None=None) -> int:
     rc = EXIT_INTERNAL
     return rc
   except Exception as e:
-    from uopcheck.spec import SpecError
     from uopcheck.training.data import DatasetError
     from uopcheck.training.checkpoint import CheckpointError
     if isinstance(e, (SpecError, DatasetError, CheckpointError)):

@@ -3,7 +3,8 @@ directory, worker count or report kinds once (as ``[tool.pytest.ini_options]`` o
 first ``pyproject.toml`` with a ``[tool.uopcheck]`` table found from the working directory upwards.
 
 Keys at the top of the table apply to every command that has that option (``report = ["term", "junit"]``); a
-``[tool.uopcheck.<command>]`` table applies to one command (``[tool.uopcheck.fuzz] workers = 2``). A key is an option's
+``[tool.uopcheck.<command>]`` table applies to one command and its sub-commands (``[tool.uopcheck.fuzz] minutes = 10``
+for both fuzzers, ``[tool.uopcheck.fuzz.graph] workers = 2`` for one). A key is an option's
 long name (``case-timeout`` or ``case_timeout``); a relative directory is relative to the file. The command line beats
 the file. Every value goes through the option's
 own parser, so a bad one is the same one-line exit 2 as on the command line, naming the file and the key; an unknown key
@@ -59,25 +60,25 @@ def _value(path:pathlib.Path, where:str, action:argparse.Action, raw):
   if isinstance(raw, list): raise ConfigError(f"{name}: takes one value, got a list")
   return out[0]
 
-def apply(path:pathlib.Path, table:dict, commands:dict[str, argparse.ArgumentParser]) -> None:
-  """set the defaults of ``commands`` (name -> its subparser) from the table"""
+def apply(path:pathlib.Path, table:dict, commands:dict[str, argparse.ArgumentParser], at:str="") -> None:
+  """set the defaults of ``commands`` (each command's path, "check" or "fuzz graph" -> its parser) from the table at
+  ``at`` ("" for [tool.uopcheck], "fuzz" for [tool.uopcheck.fuzz]): a sub-table is a (sub-)command, a key an option of
+  every command under ``at`` that has it"""
   def key_of(k:str) -> str: return k.replace("-", "_")
+  where = "tool.uopcheck" + "".join(f".{w}" for w in at.split())
+  under = {c: sp for c, sp in commands.items() if not at or c == at or c.startswith(at + " ")}
   for k, raw in table.items():
-    if isinstance(raw, dict):   # [tool.uopcheck.<command>]
-      if k not in commands:
-        close = difflib.get_close_matches(k, list(commands), n=1)
-        raise ConfigError(f"{path}: [tool.uopcheck.{k}]: no such command" + (f"; did you mean {close[0]!r}?" if close else ""))
-      acts = _actions(commands[k])
-      for opt, v in raw.items():
-        if key_of(opt) not in acts:
-          close = difflib.get_close_matches(opt, [a.option_strings[-1].lstrip("-") for a in acts.values()], n=1)
-          raise ConfigError(f"{path}: [tool.uopcheck.{k}] {opt}: `uopcheck {k}` has no such option" +
-                            (f"; did you mean {close[0]!r}?" if close else ""))
-        commands[k].set_defaults(**{key_of(opt): _value(path, f"tool.uopcheck.{k}", acts[key_of(opt)], v)})
+    if isinstance(raw, dict):   # [tool.uopcheck.<command>] or [tool.uopcheck.<command>.<sub-command>]
+      sub = f"{at} {k}".strip()
+      if sub not in commands:
+        close = difflib.get_close_matches(k, [c.split()[-1] for c in commands if c.rpartition(" ")[0] == at], n=1)
+        raise ConfigError(f"{path}: [{where}.{k}]: no such command" + (f"; did you mean {close[0]!r}?" if close else ""))
+      apply(path, raw, commands, sub)
       continue
-    having = {c: _actions(sp)[key_of(k)] for c, sp in commands.items() if key_of(k) in _actions(sp)}
+    having = {c: _actions(sp)[key_of(k)] for c, sp in under.items() if key_of(k) in _actions(sp)}
     if not having:
-      every = sorted({a.option_strings[-1].lstrip("-") for sp in commands.values() for a in _actions(sp).values()})
+      every = sorted({a.option_strings[-1].lstrip("-") for sp in under.values() for a in _actions(sp).values()})
       close = difflib.get_close_matches(k, every, n=1)
-      raise ConfigError(f"{path}: [tool.uopcheck] {k}: no command has this option" + (f"; did you mean {close[0]!r}?" if close else ""))
-    for c, action in having.items(): commands[c].set_defaults(**{key_of(k): _value(path, "tool.uopcheck", action, raw)})
+      whose = f"`uopcheck {at}` has no such option" if at else "no command has this option"
+      raise ConfigError(f"{path}: [{where}] {k}: {whose}" + (f"; did you mean {close[0]!r}?" if close else ""))
+    for c, action in having.items(): commands[c].set_defaults(**{key_of(k): _value(path, where, action, raw)})

@@ -36,13 +36,24 @@ def finish_run(run_dir:pathlib.Path, command:str, argv:list[str], started:float,
   except OSError as e: print(f"uopcheck: could not update {base}/latest ({e}); the run is in {run_dir}", file=sys.stderr)
 
 def resolve(args, command:str) -> pathlib.Path:
-  """the directory this command writes its reports to: ``--report-dir`` when given, else a new run directory"""
+  """the directory this command writes its reports to: ``--report-dir`` when given, else this run's directory (made on
+  the first call: a campaign's live status goes there from its first second, its reports at the end)"""
   if getattr(args, "report_dir", None): return pathlib.Path(args.report_dir)
-  args.run_dir, args.run_command = new_run_dir(command), command
+  if getattr(args, "run_dir", None) is None: args.run_dir, args.run_command = new_run_dir(command), command
   return args.run_dir
+
+def writes_files(args) -> bool:
+  """whether this run's ``--report`` kinds write files (``--report term`` alone writes none and makes no run directory)"""
+  kinds = list(getattr(args, "report", None) or DEFAULT_KINDS)
+  return any(k in RENDERERS and RENDERERS[k].suffix for k in kinds)
+
+def live_status(args, command:str):
+  """the run's live status (uopcheck.live) in its run directory, or None when the run writes no files"""
+  if not writes_files(args): return None
+  from uopcheck.live import LiveStatus
+  return LiveStatus(resolve(args, command), command)
 
 def report(args, result:Result, command:str, live:bool=False) -> dict[str, pathlib.Path]:
   """print and write ``result`` as ``--report`` asks (default: terminal and JSON); a file kind goes to this run's directory"""
   kinds = list(getattr(args, "report", None) or DEFAULT_KINDS)
-  files = any(k in RENDERERS and RENDERERS[k].suffix for k in kinds)
-  return emit(result, kinds, resolve(args, command) if files else None, live=live)
+  return emit(result, kinds, resolve(args, command) if writes_files(args) else None, live=live)

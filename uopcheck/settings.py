@@ -29,6 +29,8 @@ def give_hcq2_functions(realize) -> None:
 # campaigns (fuzz/campaign.py): property calls spent shrinking one failure, per fuzzer
 SYMBOLIC_SHRINK_BUDGET = 200
 GRAPH_SHRINK_BUDGET = 150          # graph cases are slower: fewer shrink steps
+SHRINK_RESERVE_FRACTION = 0.2      # the end of a campaign's budget in which no new case starts (shrinking and signing go on)
+SHRINK_RESERVE_MAX_S = 120.0       # ... at most this long
 CASE_TIMEOUT_S = 60.0              # one graph case (build, reference, compile, run, compare) past this is a hang
 LARGE_CASE_TIMEOUT_S = 300.0       # the same for --profile large: a 40-step program over 2M elements is slow, not hung, at 60 s
 KILL_GRACE_S = 5.0                 # how long past the deadline a worker may take to stop by itself before it is killed
@@ -54,7 +56,15 @@ MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
 MAX_PROGRAM_ELEMENTS = 1 << 22     # any value of a fuzzed tensor program
 MAX_JIT_CALLS = 8                  # TinyJit calls of one fuzzed program
 MAX_REF_ELEMENTS = 1 << 27         # any value the reference interpreter materializes
+MAX_REF_BYTES = 4 << 30            # all the values of one graph the reference holds together (UOPCHECK_MAX_REF_BYTES overrides)
 MAX_MESSAGE = 400                  # a one-line error names the op and the rule; it never prints a whole graph
+
+def max_ref_bytes() -> int:
+  """MAX_REF_BYTES, or UOPCHECK_MAX_REF_BYTES when set (a positive whole number of bytes; anything else is a ValueError)"""
+  v = os.environ.get("UOPCHECK_MAX_REF_BYTES")
+  if v is None: return MAX_REF_BYTES
+  if not v.strip().isdigit() or int(v) <= 0: raise ValueError(f"UOPCHECK_MAX_REF_BYTES={v!r}: must be a positive whole number of bytes")
+  return int(v)
 
 # hypothesis profiles for the suite: how many examples a property test draws, relative to its own stated count
 # (conformance/profiles.examples). Select with pytest's --hypothesis-profile NAME or UOPCHECK_HYPOTHESIS_PROFILE=NAME.
