@@ -14,7 +14,7 @@ LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck
 UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -3), "uopcheck.settings": ("settings", -2),
            "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1), "uopcheck.results": ("results", -2),
            "uopcheck.compiler_output": ("compiler_output", -2), "uopcheck.rule_id": ("rule_id", -3),
-           "uopcheck.argtypes": ("argtypes", -3), "uopcheck.live": ("live", -1)}
+           "uopcheck.argtypes": ("argtypes", -3), "uopcheck.live": ("live", -1.5)}
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):

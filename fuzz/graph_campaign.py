@@ -402,6 +402,7 @@ def main(args) -> int:
                              **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
   else:
     from uopcheck.runs import live_status
+    open_example_db(args.db)   # refused input is one line, before the run directory (and its live status) exists
     live = live_status(args, "fuzz-graph")
     s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
                      candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"), live=live)

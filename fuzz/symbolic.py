@@ -319,6 +319,7 @@ def run_from_cli(args) -> int:
     print(f"{len(exprs)} index expressions from the kernels of the real graphs -> {write_seeds(exprs)}")
     return EXIT_CLEAN
   probe_writable(args.findings)   # a full disk or read-only directory: one line and exit 3 before the campaign starts
+  open_example_db(args.db)   # refused input is one line, before the run directory (and its live status) exists
   from uopcheck.runs import live_status
   live = live_status(args, "fuzz-symbolic")
   st = run_campaign(args.minutes, seed=args.seed, findings_dir=args.findings, db_dir=args.db, reading=OverflowReading(args.reading),
