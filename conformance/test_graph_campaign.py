@@ -4,7 +4,7 @@ from __future__ import annotations
 import json, pathlib, sys, time
 import pytest
 from uopcheck.fuzz.graph import check_program, load_graph_findings
-from conformance.isolated import program_ok, run_cli
+from conformance.isolated import run_cli
 
 pytestmark = pytest.mark.slow   # every test here runs a real campaign in a subprocess
 
@@ -17,9 +17,12 @@ RELU_SUM = {"inputs": [{"shape": [4, 4], "dtype": "float32", "seed": 3, "kind": 
 def test_verdict_names_the_wrong_scheduler():
   broken, stock = "uopcheck.fuzz.graph_campaign:_broken_scheduler", f"{FAULTS}:_stock"
   assert check_program(RELU_SUM).ok
-  assert program_ok(RELU_SUM, candidate=broken) == {"ok": False, "wrong": "candidate", "kind": "mismatch"}
-  assert program_ok(RELU_SUM, scheduler=broken, candidate=stock) == {"ok": False, "wrong": "stock", "kind": "mismatch"}
-  assert program_ok(RELU_SUM, scheduler=broken, candidate=broken) == {"ok": False, "wrong": "both", "kind": "mismatch"}
+  v = check_program(RELU_SUM, candidate=broken)
+  assert (v.ok, v.wrong, v.kind) == (False, "candidate", "mismatch")
+  v = check_program(RELU_SUM, scheduler=broken, candidate=stock)
+  assert (v.ok, v.wrong, v.kind) == (False, "stock", "mismatch")
+  v = check_program(RELU_SUM, scheduler=broken, candidate=broken)
+  assert (v.ok, v.wrong, v.kind) == (False, "both", "mismatch")
 
 def _campaign(tmp_path, *extra, minutes="0.4", timeout=240):
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", minutes, "--workers", "1", "--seed", "2",

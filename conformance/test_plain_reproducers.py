@@ -23,3 +23,22 @@ CONTROLS = [r for r in REPRODUCERS if r.control_env is not None]
 def test_plain_reproducer_control_is_right(r):
   out = run_plain(r, r.control_env)
   assert out.right and not out.timed_out, out.detail
+
+_API_AFTER_DIRTY_FREE = """
+import json
+from tinygrad import Tensor, dtypes
+Tensor([3000000000, 1], dtype=dtypes.uint32).realize()   # the reproducer's dirty 8-byte free, before uopcheck is imported
+from uopcheck.fuzz.graph import check_program
+v = check_program({"inputs": [{"shape": [4, 4], "dtype": "float32", "seed": 3, "kind": "normal"}],
+                   "steps": [["unary", "relu", 0], ["reduce", "max", 1, [1], False]], "outputs": [2]})
+print(json.dumps({"ok": v.ok, "kind": v.kind}))
+"""
+
+def test_python_api_check_is_not_hung_by_the_stale_queue_counter():
+  # uopcheck's workaround (fast/runner.open_cpu_queues) must hold for a Python-API user too: HCQ2=1 exported, no
+  # apply_environment, a dirty 8-byte buffer freed before the first check. Without it: a crash verdict, then a hang.
+  import json, os, subprocess, sys
+  p = subprocess.run([sys.executable, "-c", _API_AFTER_DIRTY_FREE], env={**os.environ, "HCQ2": "1"}, capture_output=True,
+                     text=True, timeout=120)
+  assert p.returncode == 0, p.stderr[-2000:]
+  assert json.loads(p.stdout.strip().splitlines()[-1]) == {"ok": True, "kind": ""}

@@ -62,3 +62,24 @@ def test_a_symbolic_campaign_leaves_its_live_status_in_the_run_directory(tmp_pat
   s = json.loads((tmp_path / "r" / "status.json").read_text())
   rep = json.loads((tmp_path / "r" / "fuzz_symbolic.json").read_text())
   assert s["state"] == "finished" and s["checked"] == rep["checked"] > 0 and s["elapsed_s"] > 0
+  from uopcheck.live import NOT_TRACKED
+  from uopcheck.rulecov.collect import tracking
+  if not tracking(): assert s["rules_fired"] == NOT_TRACKED   # this process counts no rule matches: said, not shown as 0
+
+def test_live_status_shows_the_rules_newly_fired_under_coverage(tmp_path):
+  """under `uopcheck coverage`, a campaign's live status counts the rules fired so far and names the newest with the
+  second each first fired; every one of them is in the coverage data the run leaves"""
+  import json, subprocess, sys
+  from uopcheck import rulecov
+  p = subprocess.run([sys.executable, "-m", "uopcheck.cli", "coverage", "--dir", str(tmp_path / "cov"), "--report", "json", "--",
+                      sys.executable, "-m", "uopcheck.cli", "fuzz", "symbolic", "--minutes", "0.1", "--seed", "1", "--no-pipeline",
+                      "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"), "--report", "json", "--report-dir", str(tmp_path / "r")],
+                     capture_output=True, text=True, timeout=240)
+  assert p.returncode in (0, 1), p.stderr[-2000:]
+  s = json.loads((tmp_path / "r" / "status.json").read_text())
+  hits = {k for k, v in rulecov.combine(tmp_path / "cov")["hits"].items() if v} & set(rulecov.rules())   # the rules the report counts
+  assert isinstance(s["rules_fired"], int) and 0 < s["rules_fired"] <= len(hits), s.get("rules_fired")
+  newest = s["rules_newest"]
+  assert 0 < len(newest) <= 10 and all(r["rule"] in hits and r["rule"].startswith("tinygrad/") for r in newest), newest
+  times = [r["first_fired_s"] for r in newest]
+  assert times == sorted(times) and 0 <= times[0] <= times[-1] <= s["elapsed_s"]

@@ -184,3 +184,21 @@ def test_symbolic_audit_flags_a_false_finding():
 def test_symbolic_replay_finding(path, finding):
   v = replay(finding)
   assert v.kind in ("proved", "unchanged"), f"{finding['rule']}: {v.detail}"
+
+def test_a_symbolic_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_path):
+  """a campaign's finish marks a failure whose shrink the deadline cut (Failure.cut_short) with the UNSHRUNK note; the
+  report lists it as UNSHRUNK, not NEW, counts it, and the saved file stays a valid finding with the same signature"""
+  from uopcheck.fuzz.symbolic import CampaignStats, result
+  from uopcheck.fuzz.campaign import UNSHRUNK
+  from uopcheck.results import RENDERERS
+  src = [json.loads(f.read_text()) for f in sorted(FINDINGS.glob("symbolic-*.json"))[:2]]
+  st = CampaignStats()
+  st.file_finding({**src[0], "shrink": UNSHRUNK}, {}, str(tmp_path))
+  st.file_finding(src[1], {}, str(tmp_path))
+  res = result(st, {"minutes": 1, "seed": None, "reading": "wrap", "findings_dir": str(tmp_path)})
+  assert res.data["unshrunk"] == [src[0]["signature"]]
+  text = RENDERERS["term"].render(res)
+  assert f"UNSHRUNK symbolic-{src[0]['signature']}" in text and f"NEW symbolic-{src[1]['signature']}" in text
+  assert "1 of 2 new findings UNSHRUNK" in text
+  found, problems = load_findings(tmp_path)
+  assert not problems and {d["signature"] for _, d in found} == {d["signature"] for d in src}

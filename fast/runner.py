@@ -72,14 +72,16 @@ def open_cpu_queues(devices:tuple[str, ...]=("CPU", "CPU:1")) -> None:
   (COMPUTE:0, SUBMIT:0) on first use and takes its put/sys/done counters from the LRU allocator unzeroed, so a freed
   8-byte buffer with data in it makes that queue's first submit wait forever -- in a long process (the suite, a campaign
   worker) whenever a queue is first used after such a free. Creating the queues first, through tinygrad's own
-  ``CPUDevice.worker``, gives them fresh zeroed memory; tinygrad's code is not changed. Called once per process by
+  ``CPUDevice.worker``, after emptying the allocator's cache of freed buffers, gives them fresh zeroed memory (a new
+  anonymous mapping) whatever the process did before; tinygrad's code is not changed. Idempotent. Called whenever
+  ``hcq2_mode`` is entered (so every check, from the CLI or the Python API) and once per process by
   conformance/conftest.py, graph-campaign workers (one machine and cluster), lost-case re-runs and ``check``'s worker."""
-  if not hcq2_active(): return
   from tinygrad import Device
   for d in devices:
     dev = Device[d]
-    for q in ("COMPUTE:0", "SUBMIT:0"):
-      if hasattr(dev, "worker"): dev.worker(q)
+    if not hasattr(dev, "worker") or len(getattr(dev, "workers", ())) >= 2: continue
+    dev.allocator.free_cache()   # type: ignore[attr-defined]  # no cached, dirty buffer can become a counter
+    for q in ("COMPUTE:0", "SUBMIT:0"): dev.worker(q)
 
 @contextlib.contextmanager
 def hcq2_mode(enabled:bool):
@@ -89,6 +91,7 @@ def hcq2_mode(enabled:bool):
   os.environ["HCQ2"] = "1" if enabled else "0"
   getenv.cache_clear()  # type: ignore[attr-defined]
   if enabled: give_hcq2_functions(tg_realize)
+  open_cpu_queues()
   try: yield
   finally:
     if old_env is None: os.environ.pop("HCQ2", None)

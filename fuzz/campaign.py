@@ -60,6 +60,9 @@ def campaign_rounds(check_one:Callable, strategy, db, max_examples:int|None, see
     yield prop if seed_of is None else hseed(seed_of(rnd))(prop)
     rnd += 1
 
+# a finding's "shrink" field when the deadline cut its shrink: reports label it UNSHRUNK, not NEW (its signature ignores it)
+UNSHRUNK = "cut short by the time budget: not minimal (a longer campaign, or replaying its seed, shrinks it further)"
+
 @dataclass
 class Failure:
   size: int            # what shrinking minimizes (nodes, steps)

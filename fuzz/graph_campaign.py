@@ -22,7 +22,7 @@ from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
 from uopcheck.fuzz.program import validate_program
-from uopcheck.fuzz.campaign import Campaign, Failure
+from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.atomic import remove_orphans
@@ -56,8 +56,6 @@ def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[s
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
-
-UNSHRUNK = "cut short by the time budget: not minimal (a longer campaign, or replaying its seed, shrinks it further)"
 
 def buckets() -> dict[str, set]:
   """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
@@ -93,8 +91,10 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   ``specs`` (the scheduler and candidate as given) go into the pending record, so the next run resumes it only under the
   same schedulers: worker 0 first re-checks and files every pending failure an earlier, stopped campaign left."""
   from uopcheck.fast.runner import on_compiled, open_cpu_queues
+  from uopcheck.rulecov.collect import FiredRules, tracking
   open_cpu_queues()   # before any case frees a buffer (see its docstring)
   db = open_example_db(db_dir)
+  fired = FiredRules() if events is not None and tracking() else None   # under `uopcheck coverage`: the live status's new rules
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
   start = time.perf_counter(); deadline = start + minutes * 60
@@ -114,6 +114,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
       v = GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
     stats.cases += 1
+    if fired is not None:
+      for r in fired.new(): events.put(("rule", r))
     if counters is not None:
       with counters.get_lock(): counters[0] += 1
     if v.ok: return None
@@ -248,6 +250,9 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
   got = buckets()
+  # workers inherit the environment, so they count rule matches exactly when this process does (`uopcheck coverage`)
+  from uopcheck.rulecov.collect import tracking
+  rules = live.watch_rules(tracking()) if live is not None else None
   lost: list[str] = []
   rechecks: list[LostCaseCheck] = []   # lost cases being re-run in a fresh process before they are filed
   restarts = 0
@@ -267,7 +272,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
     while not events.empty():
       try: kind, key = events.get_nowait()
       except Exception: break
-      got[kind].add(key)
+      if kind != "rule": got[kind].add(key)
+      elif rules is not None: rules.add([key])
   def settle(check:LostCaseCheck) -> bool:
     if check.poll() is None: return False
     kind, key = file_lost_case(check, seed, known, lambda d: write_finding(d, findings_dir))
@@ -320,6 +326,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
   # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
   if not (interrupted or unwritable): drain()
+  if live is not None: live.update(force=True)   # the last rules the workers sent
   summary = summarize(findings_dir, got, started_wall, interrupted or bool(unwritable), known, minutes=minutes, workers=workers, seed=seed,
                       seconds=round(time.perf_counter() - start, 1), cases=counters[0], scheduler=scheduler, candidate=candidate,
                       case_timeout=case_timeout, profile=profile, restarts=restarts, lost=lost)
@@ -408,7 +415,7 @@ def main(args) -> int:
                      candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"), live=live)
     s["device"] = getattr(args, "device", "CPU")
     if live is not None: live.close("stopped" if s.get("unwritable") else "interrupted" if s["interrupted"] else "finished", phase="done",
-                                    new_findings=s["new"], known=s["known"], lost_cases=len(s["lost_cases"]))
+                                    new_findings=len(s["new"]), known_findings=len(s["known"]), new=s["new"], lost_cases=len(s["lost_cases"]))
   report(args, result(s), "fuzz-graph")
   for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
   if s.get("unwritable"):   # what was found before it stopped is reported above; the run itself failed

@@ -243,13 +243,16 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
-  from uopcheck.fuzz.campaign import Campaign, Failure
+  from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
   db = open_example_db(db_dir)
   stats = CampaignStats()
   known = known_signatures(known_dir) if known_dir else {}
   start = time.perf_counter()
   deadline = start + minutes * 60
   status = StatusLine(sys.stdout, every_s=15.0, enabled=progress)
+  if live is not None:   # under `uopcheck coverage`: the rules newly fired, live
+    from uopcheck.rulecov.collect import FiredRules, tracking
+    live.watch_rules(tracking(), FiredRules() if tracking() else None)
   def check(e) -> Failure|None:
     for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
       if kind == "pipeline" and e.dtype != dtypes.weakint: continue
@@ -275,6 +278,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     d = f.record
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
     else: attribute(d, f.case, reading)
+    if f.cut_short: d["shrink"] = UNSHRUNK
     stats.file_finding(d, known, findings_dir)
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
@@ -292,7 +296,9 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
 
 def result(st:CampaignStats, extra:dict) -> Result:
   """new findings, the known ones met again, uopcheck-internal refutations (the first 10), and where the findings are"""
-  new = [f"NEW symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] {f.get('reason')} at {f.get('assignment')}: "
+  from uopcheck.fuzz.campaign import UNSHRUNK
+  new = [f"{'UNSHRUNK' if f.get('shrink') == UNSHRUNK else 'NEW'} symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] "
+         f"{f.get('reason')} at {f.get('assignment')}: "
          f"before={f.get('before')} after={f.get('after')}" +
          (f" (the rule for all inputs: uopcheck rules verify --only {f['rule']})" if str(f.get("rule", "")).startswith("tinygrad/") else "")
          for f in st.findings]
@@ -300,14 +306,17 @@ def result(st:CampaignStats, extra:dict) -> Result:
   known = [f"known: {k} (shipped corpus)" for k in known_as]
   internal = [f"uopcheck-internal (not a tinygrad finding): {f['why']}: {f['expr_text'][:120]}" for f in st.internal[:10]]
   counts = {k: getattr(st, k) for k in ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")}
+  unshrunk = sorted(f["signature"] for f in st.findings if f.get("shrink") == UNSHRUNK)
   fdir = pathlib.Path(extra["findings_dir"])
   outcomes = [Outcome(f"symbolic-{f['signature']}", "fail", line, *(at_source(f["rule"]) if str(f.get("rule", "")).startswith("tinygrad/")
                       else (str(fdir / f"symbolic-{f['signature']}.json"), 0)), group="fuzz symbolic") for f, line in zip(st.findings, new)]
   outcomes += [Outcome(k, "skip", "known (shipped corpus)", group="fuzz symbolic") for k in known_as]
   outcomes += [Outcome(f"uopcheck-internal {i}", "error", line, group="fuzz symbolic") for i, line in enumerate(internal)]
-  return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), **extra}, outcomes=outcomes,
+  return Result("fuzz_symbolic", "uopcheck symbolic campaign", {**dataclasses.asdict(st), "unshrunk": unshrunk, **extra}, outcomes=outcomes,
                 tables=[Table([Column(k, width=9, align=">") for k in counts], [counts])],
-                summary=[f"findings directory: {extra['findings_dir']} (review, then `uopcheck findings promote FILE` to ship one)"],
+                summary=([f"{len(unshrunk)} of {len(st.findings)} new findings UNSHRUNK: the budget ended their shrink, not minimal"]
+                         if unshrunk else []) +
+                        [f"findings directory: {extra['findings_dir']} (review, then `uopcheck findings promote FILE` to ship one)"],
                 sections=[Section(t, x) for t, x in (("findings", new), ("known", known), ("uopcheck-internal", internal)) if x])
 
 def run_from_cli(args) -> int:

@@ -17,7 +17,16 @@ class LiveStatus:
     self.dir, self.command, self.every_s = pathlib.Path(run_dir), command, every_s
     self.started, self.last = time.time(), -1e9
     self.fields: dict = {}
+    self.rules: NewRules|None = None   # see watch_rules
+    self._fired = None
     self.update(phase="starting")
+
+  def watch_rules(self, tracked:bool, fired=None) -> NewRules:
+    """Show the rules newly fired (``NewRules``; ``tracked``: tinygrad counts rule matches in this run). ``fired``: an
+    object whose ``new()`` gives the rule ids first fired since its last call (``rulecov.collect.FiredRules``), read at
+    each write (a one-process campaign); without it the caller feeds ``self.rules`` (a supervisor, with what its workers send)."""
+    self.rules, self._fired = NewRules(tracked), fired if tracked else None
+    return self.rules
 
   def update(self, force:bool=False, **fields) -> None:
     self.fields.update(fields)
@@ -34,11 +43,31 @@ class LiveStatus:
 
   def _write(self, state:str) -> None:
     self.last = time.monotonic()
+    if self.rules is not None:
+      if self._fired is not None: self.rules.add(self._fired.new())
+      self.fields.update(self.rules.fields())
     s = self.status(state)
     try:
       atomic_write(self.dir / "status.json", json.dumps(s, indent=1, default=str) + "\n")
       atomic_write(self.dir / "status.html", page(s))
     except OSError: pass   # something to watch, never a reason to stop: the campaign's own files say what failed
+
+NOT_TRACKED = "not tracked (run the campaign under `uopcheck coverage -- uopcheck fuzz ...` to see rules fire)"
+
+class NewRules:
+  """The rules a run has fired so far, each with the second it first fired, for the live status (``fields()``): how many,
+  and the newest ten -- the campaign's "new coverage" events. Fed rule ids from ``rulecov.collect.FiredRules`` (in the
+  process, or sent by campaign workers); ``tracked`` False when tinygrad does not count matches in this run."""
+  def __init__(self, tracked:bool) -> None:
+    self.tracked, self.started = tracked, time.monotonic()
+    self.first: dict[str, float] = {}
+
+  def add(self, rule_ids) -> None:
+    for r in rule_ids: self.first.setdefault(r, round(time.monotonic() - self.started, 1))
+
+  def fields(self) -> dict:
+    if not self.tracked: return {"rules_fired": NOT_TRACKED}
+    return {"rules_fired": len(self.first), "rules_newest": [{"rule": r, "first_fired_s": t} for r, t in list(self.first.items())[-10:]]}
 
 def page(s:dict) -> str:
   """the status as a page; it reloads itself while the run is live"""

@@ -50,14 +50,43 @@ def _pattern_text(f:str, line:int) -> str:
   try: return pathlib.Path(f).read_text().splitlines()[line - 1].strip()[:160]
   except (OSError, IndexError): return ""
 
+def _rule_id(location:tuple[str, int], base:pathlib.Path) -> str|None:
+  """a match-stats location as a rule id, or None for a rule outside tinygrad"""
+  from uopcheck.rule_id import rule_key_of
+  try: return rule_key_of(f"tinygrad/{pathlib.Path(location[0]).resolve().relative_to(base)}", location[1])
+  except ValueError: return None
+
 def hits() -> dict[str, int]:
   """Matches per rule id so far in this process."""
   from tinygrad.uop import ops
-  from uopcheck.rule_id import rule_key_of
   base = _tinygrad_dir()
   out: dict[str, int] = defaultdict(int)
   for p, v in list(ops.match_stats.items()):
-    try: rid = rule_key_of(f"tinygrad/{pathlib.Path(p.location[0]).resolve().relative_to(base)}", p.location[1])
-    except ValueError: continue
-    out[rid] += int(v[0])
+    if (rid := _rule_id(p.location, base)) is not None: out[rid] += int(v[0])
   return dict(out)
+
+def tracking() -> bool:
+  """tinygrad counts rule matches in this process (TRACK_MATCH_STATS was set before it was imported: ``uopcheck coverage``)"""
+  from tinygrad.uop import ops
+  return ops.PatternMatcher is ops.TrackedPatternMatcher and bool(ops.TRACK_MATCH_STATS.value)
+
+class FiredRules:
+  """The rules of the coverage report (``rules()``) this process has fired so far, each told once: ``new()`` is the ids
+  first fired since its last call (a live status shows them as a campaign goes). A location is resolved to its id once,
+  so a call costs a pass over match_stats."""
+  def __init__(self) -> None:
+    self.seen: set[str] = set()
+    self._ids: dict[tuple[str, int], str|None] = {}
+    self._base = _tinygrad_dir()
+    self._known = set(rules())
+
+  def new(self) -> list[str]:
+    from tinygrad.uop import ops
+    out = []
+    for p, v in list(ops.match_stats.items()):
+      if not v[0]: continue
+      if (loc := p.location) not in self._ids: self._ids[loc] = rid if (rid := _rule_id(loc, self._base)) in self._known else None
+      if (rid := self._ids[loc]) is not None and rid not in self.seen:
+        self.seen.add(rid)
+        out.append(rid)
+    return sorted(out)
