@@ -66,6 +66,18 @@ print(f"{got} (numpy {want})")
 print("RIGHT" if np.array_equal(got, want) else "WRONG")
 """
 
+_INT32_CONST_RENDERED_WIDE = """
+import numpy as np
+from tinygrad import Tensor, dtypes
+x = np.array([1, 7], np.int32)
+t = Tensor(x) + 2147483648                         # stays int32: the weak constant commits at int32 (uop/weak.py:11)
+got = [t.cast(dtypes.int64).numpy().tolist(), (t // 2).numpy().tolist()]
+w = (x.astype(np.int64) + 2147483648).astype(np.int32)   # the int32 value, wrapped: [-2147483647, -2147483641]
+want = [w.astype(np.int64).tolist(), (w // 2).tolist()]
+print(f"{got} (numpy {want}; the stored tensor {t.numpy().tolist()})")
+print("RIGHT" if got == want else "WRONG")
+"""
+
 _JIT_LOOP_CARRIED = """
 import numpy as np
 from tinygrad import Tensor, TinyJit
@@ -118,6 +130,19 @@ REPRODUCERS = [
     "`(int)((val0+((unsigned char)(200u))))`, and C promotes the unsigned char operands to int, so the sum is never "
     "wrapped to 8 bits before the cast (only a store to a narrow buffer wraps). Same cause as the signed int8/int16 graph "
     "findings in known_findings.py.", tags=("codegen", "C renderer")),
+  PlainReproducer(
+    "int32-constant-rendered-wide", _INT32_CONST_RENDERED_WIDE, ({"DEV": "CPU", "HCQ2": "1"}, {"DEV": "CPU", "HCQ2": "0"}),
+    {"DEV": "CPU:LLVM", "HCQ2": "0"},
+    "x + 2147483648 on an int32 tensor stays int32 and is stored wrapped (-2147483647 at x = 1, as numpy), yet read in the "
+    "same kernel it is the unwrapped 2147483649: its cast to int64 is 2147483649 and its floor division by 2 is 1073741824 "
+    "(numpy -2147483647 and -1073741824). No lane overflows (both readings define it). Right on the LLVM renderer "
+    "(DEV=CPU:LLVM, the control) and on DEV=PYTHON: three of tinygrad's backends, two answers.",
+    "uop/weak.py:11 commit_weak commits the weak constant as CONST(int32, 2147483648) -- 'the value stays mathematical, "
+    "emission truncates' -- but renderer/cstyle.py:35 (the default const render, str(c.val)) emits an int32 constant "
+    "untruncated, unlike uint32/uint64 (cstyle.py:27-28 truncate) and the narrow ints (cast): the kernel reads "
+    "`(long)((val0+2147483648))`, a C long sum. The LLVM renderer, the x86 renderer (imm), HCQ2's constant packing and "
+    "exec_alu's folding all truncate, which is the reading the spec takes (spec/numpy_dtypes.const_array).",
+    tags=("renderer", "C renderer", "constants")),
   PlainReproducer(
     "tinyjit-loop-carried-state-hcq2", _JIT_LOOP_CARRIED, ({"HCQ2": "1"},), {"HCQ2": "0"},
     "TinyJit fed its own output (x = f(x), f(x) = (x.T*2+1).contiguous().realize()) is wrong from the first replay on "

@@ -5,17 +5,16 @@ exactly the one named (the Tensor API would rewrite e.g. a-b into a+(-b))."""
 from __future__ import annotations
 import pytest
 from tinygrad import Tensor, dtypes
-from tinygrad.uop import Ops
+from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from uopcheck.check import harness
 from uopcheck.spec import op_tolerance, OP_TABLE, Stage
+from uopcheck.spec.optable import TRAPPING_OPS
 from uopcheck.spec.floats import pow_tolerance
 from conformance.edge_values import INTS, FLOATS, edges, make, pairs
 from conformance.conftest import require_dtype
 from conformance.known_findings import finding_for
 
-INT_DIV = [Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD]
-CMP = [Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ]
 
 # the dtypes of each op-table domain (spec/optable.py): every tensor-stage ALU op of the table at every dtype of its domain
 DOMAIN_DTYPES = {"float": FLOATS, "int": INTS, "int|bool": INTS + [dtypes.bool], "numeric": INTS + FLOATS,
@@ -30,7 +29,7 @@ CASES = list(_cases())
 
 def _no_trap(op, dt):
   # integer division by zero and MIN/-1 trap on x86 (SIGFPE): the spec calls them undefined, the fast path must not run them
-  if op in INT_DIV: return lambda a, b: b != 0 and not (a == dt.min and b == -1 and dt.min < 0)
+  if op in TRAPPING_OPS: return lambda a, b: b != 0 and not (a == dt.min and b == -1 and dt.min < 0)
   if op in (Ops.SHL, Ops.SHR): return lambda a, b: True
   return lambda a, b: True
 
@@ -50,7 +49,7 @@ def build(op:Ops, dt, skip=lambda *lanes: False):
     no_trap = _no_trap(op, dt)
     a, b = pairs(dt, lambda x, y: no_trap(x, y) and not skip(x, y))
     if op is Ops.THREEFRY: a, b = [x * 2654435761 % 2**64 for x in range(64)], [2**63 + 12345 * x for x in range(64)]
-    return Tensor(UOp(op, dtypes.bool if op in CMP else dt, (make(a, dt).uop, make(b, dt).uop)))
+    return Tensor(UOp(op, dtypes.bool if op in GroupOp.Comparison else dt, (make(a, dt).uop, make(b, dt).uop)))
   return _build
 
 @pytest.mark.parametrize("op,dt", CASES, ids=[f"{op.name}-{dt.name.replace(' ', '_')}" for op, dt in CASES])

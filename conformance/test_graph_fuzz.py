@@ -202,6 +202,21 @@ def test_graph_loop_carried_jit_state_is_checked_and_signed_by_its_cause():
   assert not ok and summary.startswith("TinyJit call 2 (replay)") and blame.startswith("runtime (TinyJit"), got
   assert fresh_inputs_ok and unjitted_ok
 
+def test_graph_programs_draw_constants_the_dtype_cannot_hold():
+  """x + 2147483648 on int32 stays int32 (uop/weak.py:11): the generator draws such constants for add and mul (it once
+  refused them, and missed the C renderer's unwrapped int32 constant, shipped as graph-fdb9dc5c05db), and the builder
+  accepts them; for any other function, and at 64 bits, such a constant is still refused"""
+  from hypothesis import find
+  wide = lambda d: any(s[0] == "const" and type(s[3]) is int and not -2**31 <= s[3] < 2**31 for s in d["steps"])
+  d = find(programs(), wide, settings=settings(max_examples=2000, database=None, derandomize=True, suppress_health_check=list(HealthCheck)))
+  assert all(s[1] in ("add", "mul") for s in d["steps"] if s[0] == "const" and not -2**31 <= s[3] < 2**31), d
+  build_program(d)
+  base = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 1, "kind": "normal"}], "outputs": [1]}
+  for bad in (["const", "lt", 0, 2147483648], ["const", "idiv", 0, 2147483648]):
+    with pytest.raises(SpecError, match="does not fit"): build_program({**base, "steps": [bad]})
+  with pytest.raises(SpecError, match="does not fit"):
+    build_program({**base, "inputs": [{**base["inputs"][0], "dtype": "int64"}], "steps": [["const", "add", 0, 2**63]]})
+
 def test_graph_carry_is_validated_as_data():
   from uopcheck.fuzz.program import validate_program
   for bad in ({**CARRIED, "jit": 0}, {**CARRIED, "carry": [[1, 0]]}, {**CARRIED, "carry": [[0, 5]]}, {**CARRIED, "carry": [[0, 0], [0, 0]]},

@@ -65,3 +65,37 @@ def test_the_checker_catches_upward_and_sideways_imports(tmp_path):
   assert violations(f, *LAYERS["fast"]) == ["line 4: fast imports uopcheck.check (check)", "line 4: fast imports uopcheck.check.harness (check)",
                                             "line 5: fast imports uopcheck.ref.kernel_interp (ref)"]
   assert violations(f, *LAYERS["fuzz"]) == []
+
+# Op properties live in the op table (spec/optable.py: traps, overflow_ub, rounds; SIZED_INTS): a module-level set of ops
+# outside spec/ restates one and drifts (the tolerance module's copy once left out ops the table classed as rounded). The
+# ones left name what they are for -- not an op property:
+OP_SET_ALLOWED = {
+  "fuzz/float_verify.py:FLOAT_OPS": "the float rule instance builder's reach: ops it can build at a float dtype (issue #30 item 4 left)",
+  "fuzz/float_verify.py:BOOL_OPS": "the float rule instance builder's reach at bool (issue #30 item 4 left: one bool-op list in the table)",
+  "fuzz/index_seeds.py:INDEX_OPS": "which kernel index expressions the seed harvest keeps (a filter, not a property)",
+  "ref/tensor_interp.py:PASSTHROUGH": "the reference interpreter's dispatch", "ref/tensor_interp.py:STORAGE": "the reference's dispatch",
+  "ref/tensor_interp.py:VIEW_OPS": "the reference's dispatch"}
+
+def module_op_sets(path:pathlib.Path) -> list[str]:
+  """module-level names bound to a literal set, list or tuple (or frozenset/set/tuple/list of one) of two or more ``Ops.X``"""
+  out = []
+  for st in ast.parse(path.read_text()).body:
+    if not isinstance(st, (ast.Assign, ast.AnnAssign)) or st.value is None: continue
+    v = st.value
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("frozenset", "set", "tuple", "list") and v.args: v = v.args[0]
+    if not isinstance(v, (ast.Set, ast.List, ast.Tuple)): continue
+    n_ops = sum(1 for x in ast.walk(v) if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "Ops")
+    if n_ops >= 2:
+      for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+        if isinstance(t, ast.Name): out.append(f"{path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name}:{t.id}")
+  return out
+
+def test_op_properties_are_stated_only_in_the_op_table():
+  found = [s for p in FILES if not p.relative_to(ROOT).as_posix().startswith("spec/") for s in module_op_sets(p)]
+  assert sorted(set(found) - set(OP_SET_ALLOWED)) == [], "state the property in spec/optable.py and derive the set there"
+  assert set(OP_SET_ALLOWED) <= set(found), "an allowed op set is gone: drop it from OP_SET_ALLOWED"
+
+def test_the_op_set_check_catches_a_new_one(tmp_path):
+  f = tmp_path / "probe.py"
+  f.write_text("from tinygrad.uop import Ops\nDIVS = frozenset({Ops.CDIV, Ops.CMOD})\nONE = [Ops.ADD]\ndef f(): return (Ops.ADD, Ops.MUL)\n")
+  assert module_op_sets(f) == ["probe.py:DIVS"]

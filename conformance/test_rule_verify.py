@@ -184,6 +184,18 @@ def test_pipeline_refutes_a_shift_of_a_negative_under_c_and_not_under_wrap():
   assert confirm(pipeline_root(e), final, v, OverflowReading.UNDEFINED) is None   # numpy agrees that it is UB there
   assert check_pipeline(e, OverflowReading.WRAP)[0].kind == "proved"
 
+def test_a_lowered_constant_its_dtype_cannot_hold_gets_the_spec_s_verdict():
+  """(int)(a0+2147483648) lowers to a0 + CONST(int32, 2147483648). The spec reads the constant wrapped, as tinygrad states
+  its emission (uop/weak.py:11; README, "the spec's decision"), so at a0 = -10 the lowered add overflows where the original
+  is 2147483638: refuted under C's reading and confirmed by numpy, proved under wrap-around. (It was "unknown:
+  renderer-dependent" before the decision.)"""
+  e = UOp.variable("a0", -10, 10) + 2147483648
+  v, final, stage = check_pipeline(e, OverflowReading.UNDEFINED)
+  assert any(u.op is Ops.CONST and u.dtype == dtypes.int32 and u.arg == 2147483648 for u in final.toposort()), final
+  assert v.kind == "refuted" and stage is not None, (v, stage)
+  assert confirm(pipeline_root(e), final, v, OverflowReading.UNDEFINED) is None
+  assert check_pipeline(e, OverflowReading.WRAP)[0].kind == "proved"
+
 def test_pipeline_proves_plain_index_math():
   r = UOp.variable("a0", 0, 1000)
   for e in (r * 4 + 3, (r // 8) * 8 + r % 8, r % 16):

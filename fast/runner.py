@@ -74,7 +74,7 @@ def open_cpu_queues(devices:tuple[str, ...]=("CPU", "CPU:1")) -> None:
   worker) whenever a queue is first used after such a free. Creating the queues first, through tinygrad's own
   ``CPUDevice.worker``, after emptying the allocator's cache of freed buffers, gives them fresh zeroed memory (a new
   anonymous mapping) whatever the process did before; tinygrad's code is not changed. Idempotent. Called whenever
-  ``hcq2_mode`` is entered (so every check, from the CLI or the Python API) and once per process by
+  ``hcq2_mode(True)`` is entered (so every check, from the CLI or the Python API) and once per process by
   conformance/conftest.py, graph-campaign workers (one machine and cluster), lost-case re-runs and ``check``'s worker."""
   from tinygrad import Device
   for d in devices:
@@ -90,8 +90,11 @@ def hcq2_mode(enabled:bool):
   old_env = os.environ.get("HCQ2")
   os.environ["HCQ2"] = "1" if enabled else "0"
   getenv.cache_clear()  # type: ignore[attr-defined]
-  if enabled: give_hcq2_functions(tg_realize)
-  open_cpu_queues()
+  # the stale counter hangs HCQ2's queues only (fine under HCQ2=0), and opening CPU devices inside the mock GPU's
+  # hcq2_mode(False) would import tinygrad's hcq before the mock is on the path: queues are opened for HCQ2 only
+  if enabled:
+    give_hcq2_functions(tg_realize)
+    open_cpu_queues()
   try: yield
   finally:
     if old_env is None: os.environ.pop("HCQ2", None)

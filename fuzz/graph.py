@@ -110,12 +110,15 @@ def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
 def normalized(desc:dict) -> str:
   """A program with the run taken out: step kinds and functions, dtype classes (float/int/bool) -- no shapes, seeds, axes,
   and no dead steps (a step no output reads computes nothing the finding is about: ``x - x`` with an unread ``-x`` beside
-  it is the same bug as ``x - x``)."""
+  it is the same bug as ``x - x``). A constant no 32-bit int can hold is marked (``const:add:wide``): at int32 the C
+  renderer prints it unwrapped (plain reproducer ``int32-constant-rendered-wide``), a cause of its own beside the
+  narrow-int promotion that an in-range constant's overflow meets (graph-e330eef38c4a)."""
   cls = lambda d: "float" if is_float(d) else "bool" if d == "bool" else "int"
   n_in = len(desc["inputs"])
   live = set().union(*(_ancestors(desc, o) for o in desc["outputs"])) if desc["outputs"] else set()
   ins = ",".join(sorted({cls(i["dtype"]) for i in desc["inputs"]}))
-  steps = [f"{st_[0]}:{st_[1]}" if st_[0] in FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0]
+  wide = lambda st_: ":wide" if st_[0] == "const" and type(st_[3]) is int and not -2**31 <= st_[3] < 2**31 else ""
+  steps = [f"{st_[0]}:{st_[1]}{wide(st_)}" if st_[0] in FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0]
            for k, st_ in enumerate(desc["steps"]) if n_in + k in live or st_[0] == "assign"]   # an assign acts unread
   return f"{ins}|{';'.join(steps)}" + ("|jit" if desc.get("jit") else "")
 

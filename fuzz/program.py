@@ -101,9 +101,12 @@ def _binary(fn:str, a:Tensor, b:Tensor) -> Tensor:
 
 def _with_const(fn:str, x:Tensor, c) -> Tensor:
   """``x`` op a constant: the rules and decompositions that match constants (powers of two become shifts and masks,
-  division by a constant, comparison folding) only fire on these. An int constant outside ``x``'s dtype is refused: how
-  it converts is not a program's meaning."""
-  if dtypes.is_int(x.dtype) and not (x.dtype.min <= c <= x.dtype.max): raise SpecError(f"constant {c} does not fit {x.dtype}")
+  division by a constant, comparison folding) only fire on these. An int constant outside ``x``'s dtype is a program only
+  for add and mul at 8 to 32 bits: tinygrad keeps ``x``'s dtype and commits the constant at it ("the value stays
+  mathematical, emission truncates", uop/weak.py:11), which the spec reads wrapped -- modular arithmetic, whatever the
+  reading of a compare or a division by it would be. Anywhere else it is refused."""
+  if dtypes.is_int(x.dtype) and not (x.dtype.min <= c <= x.dtype.max) and not (fn in ("add", "mul") and x.dtype.itemsize <= 4):
+    raise SpecError(f"constant {c} does not fit {x.dtype}")
   if fn == "tdiv": return x.div(c, rounding_mode="trunc")
   return {"add": lambda: x + c, "mul": lambda: x * c, "idiv": lambda: x // c, "mod": lambda: x % c, "max": lambda: x.maximum(c),
           "lt": lambda: x < c}[fn]()

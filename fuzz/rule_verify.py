@@ -33,8 +33,9 @@ from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, Sy
 from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
+from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS
 
-SIZED = [dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64]
+SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
@@ -463,11 +464,10 @@ def _wide_division(u:UOp) -> bool:
   return any(x.op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD) and x.dtype in SIZED and x.dtype.itemsize >= 4 and x.src[1].op is not Ops.CONST
              for x in u.toposort())
 
-_READING_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.SHL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD}
 def _reading_matters(*us:UOp) -> bool:
   """The two readings of signed overflow differ only on arithmetic at a sized signed dtype (and uint16 products, which C
   promotes to int); without one, one proof covers both."""
-  return any((x.dtype in dtypes.sints and x.dtype != dtypes.weakint and x.op in _READING_OPS) or (x.dtype == dtypes.uint16 and x.op is Ops.MUL)
+  return any((x.dtype in dtypes.sints and x.dtype != dtypes.weakint and x.op in OVERFLOW_UB_OPS) or (x.dtype == dtypes.uint16 and x.op is Ops.MUL)
              for u in us for x in u.toposort())
 
 # ** confirming and reaching a refutation **

@@ -18,6 +18,7 @@ from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
+from uopcheck.spec.optable import SIZED_INTS
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
@@ -25,7 +26,7 @@ from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
 from uopcheck.fuzz.findings_io import (write_or_stop, FindingsUnwritable, load_dir, read_finding, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
-SIZED = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
+SIZED = list(SIZED_INTS)   # every sized int, uint16 (the one C promotes to int in a product) included
 
 @dataclass
 class Verdict:

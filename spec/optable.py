@@ -45,6 +45,14 @@ class OpSpec:
   fuzz: frozenset[str] = frozenset()   # fuzzers that draw the op directly: symbolic (integer expressions), graph (tensor programs)
   z3: Callable|None = None         # its one integer definition for the z3 model (spec.intsem): (domain, uop, operands) -> (value, conds)
   fp: Callable|None = None         # its one IEEE float definition for z3 (spec.fpsem): (model, uop, operands) -> (value, conds)
+  traps: bool = False              # undefined at a zero divisor (an integer division: a kernel may trap, the harness says so)
+  overflow_ub: bool = False        # at a sized signed int, overflow is UB in C (the CPU renderer) and wraps elsewhere: the two
+                                   # overflow readings differ only on these (spec.ints.OverflowReading)
+
+  @property
+  def rounds(self) -> bool:
+    """a float result is the exact one rounded (each such op adds error to a chain: ``check.tolerance.op_depth``)"""
+    return self.tolerance in ("rounded", "transcendental")
 
 def _weak_ok(s:UOp, dt) -> bool: return s.dtype == dt or s.dtype in dtypes.weaks or s.base.is_invalid
 
@@ -83,18 +91,20 @@ def _check_reduce(u:UOp) -> str|None:
 _ALU_SEM = "spec.alu.eval_alu: numpy at the result dtype; ints wrap (spec.ints), floats IEEE (spec.floats)"
 _OOS_RENDER = "a renderer/linearizer artifact with no value of its own; checked structurally only"
 
-def _e(op, stages, typing, semantics, check=None, oos=None) -> OpSpec:
-  return OpSpec(op, frozenset(stages), typing, semantics, check, oos)
+def _e(op, stages, typing, semantics, check=None, oos=None, **props) -> OpSpec:
+  return OpSpec(op, frozenset(stages), typing, semantics, check, oos, **props)
 
 # per ALU op: (evaluator, domain, tolerance class, fuzzers that draw it); arity comes from tinygrad's GroupOp
 _S, _G = "symbolic", "graph"
 _ALU: dict[Ops, tuple[Callable, str, str, tuple[str, ...]]] = {
   **{op: (alu.eval_numeric, "float", "transcendental", (_G,)) for op in (Ops.EXP2, Ops.LOG2, Ops.SIN)},
   Ops.POW: (alu.eval_numeric, "float", "transcendental", (_G,)),
-  **{op: (alu.eval_numeric, "float", "rounded", (_G,)) for op in (Ops.SQRT, Ops.RECIPROCAL, Ops.TRUNC, Ops.FDIV)},
+  **{op: (alu.eval_numeric, "float", "rounded", (_G,)) for op in (Ops.SQRT, Ops.RECIPROCAL, Ops.FDIV)},
+  Ops.TRUNC: (alu.eval_numeric, "float", "exact", (_G,)),   # IEEE: an integral value is representable, nothing rounds
   Ops.ADD: (alu.eval_numeric, "numeric", "rounded", (_S, _G)), Ops.MUL: (alu.eval_numeric, "numeric", "rounded", (_S, _G)),
-  Ops.MAX: (alu.eval_numeric, "numeric", "rounded", (_S, _G)), Ops.SUB: (alu.eval_numeric, "numeric", "rounded", (_G,)),
-  Ops.NEG: (alu.eval_numeric, "numeric", "rounded", (_G,)), Ops.MULACC: (alu.eval_numeric, "numeric", "rounded", ()),
+  Ops.MAX: (alu.eval_numeric, "numeric", "exact", (_S, _G)), Ops.SUB: (alu.eval_numeric, "numeric", "rounded", (_G,)),
+  Ops.NEG: (alu.eval_numeric, "numeric", "exact", (_G,)),   # MAX picks an operand, NEG flips a sign bit: exact in IEEE
+  Ops.MULACC: (alu.eval_numeric, "numeric", "rounded", ()),
   Ops.FLOORDIV: (alu.eval_numeric, "int", "exact", (_S, _G)), Ops.FLOORMOD: (alu.eval_numeric, "int", "exact", (_S, _G)),
   Ops.CDIV: (alu.eval_numeric, "int", "exact", (_G,)), Ops.CMOD: (alu.eval_numeric, "int", "exact", (_G,)),
   Ops.SHL: (alu.eval_numeric, "int", "exact", (_G,)), Ops.SHR: (alu.eval_numeric, "int", "exact", (_G,)),
@@ -112,20 +122,24 @@ def _build() -> dict[Ops, OpSpec]:
   t: dict[Ops, OpSpec] = {}
   for op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL):
     t[op] = _e(op, {T, K, P}, "float -> same float (weakint promotes to weakfloat)", _ALU_SEM+"; transcendental tolerance", _check_float_unary)
-  t[Ops.NEG] = _e(Ops.NEG, {T, K, P}, "x -> x's dtype", "-x; int: 0-x wrapping, INT_MIN is UB on CPU for int32/int64", _check_same)
+  t[Ops.NEG] = _e(Ops.NEG, {T, K, P}, "x -> x's dtype", "-x; int: 0-x wrapping, INT_MIN is UB on CPU for int32/int64", _check_same,
+                  overflow_ub=True)
   t[Ops.TRUNC] = _e(Ops.TRUNC, {T, K, P}, "float -> same float", "round toward zero", _check_float_unary)
-  t[Ops.MULACC] = _e(Ops.MULACC, {P}, "operands share the result dtype", "a*b+c, made by codegen (never in a tensor graph)", _check_same)
+  t[Ops.MULACC] = _e(Ops.MULACC, {P}, "operands share the result dtype", "a*b+c, made by codegen (never in a tensor graph)", _check_same,
+                     overflow_ub=True)
   for op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.MAX):
-    t[op] = _e(op, {T, K, P}, "operands share the result dtype (weak operands commit to it)", _ALU_SEM, _check_same)
+    t[op] = _e(op, {T, K, P}, "operands share the result dtype (weak operands commit to it)", _ALU_SEM, _check_same, overflow_ub=op is not Ops.MAX)
   t[Ops.FDIV] = _e(Ops.FDIV, {T, K}, "float operands share the result dtype", "IEEE division; x/0 = +-inf, 0/0 = NaN", _check_float_unary)
   t[Ops.POW] = _e(Ops.POW, {T, K}, "float operands share the result dtype", "x**y (numpy power); transcendental tolerance", _check_float_unary)
   for op in (Ops.CDIV, Ops.CMOD):
-    t[op] = _e(op, {T, K, P}, "int operands share the result dtype", "C semantics: truncating (helpers.cdiv/cmod); /0 undefined", _check_int_only)
+    t[op] = _e(op, {T, K, P}, "int operands share the result dtype", "C semantics: truncating (helpers.cdiv/cmod); /0 undefined", _check_int_only,
+               traps=True, overflow_ub=True)
   for op in (Ops.FLOORDIV, Ops.FLOORMOD):
-    t[op] = _e(op, {T, K}, "int operands share the result dtype", "floor semantics (helpers.floordiv/floormod); /0 undefined", _check_int_only)
+    t[op] = _e(op, {T, K}, "int operands share the result dtype", "floor semantics (helpers.floordiv/floormod); /0 undefined", _check_int_only,
+               traps=True, overflow_ub=True)
   for op in (Ops.SHL, Ops.SHR):
     t[op] = _e(op, {T, K, P}, "int lhs gives the result dtype; count is the same dtype, uint32 or weakint",
-               "count outside [0,bits) undefined; SHR arithmetic on signed", _check_int_only)
+               "count outside [0,bits) undefined; SHR arithmetic on signed", _check_int_only, overflow_ub=op is Ops.SHL)
   for op in (Ops.AND, Ops.OR, Ops.XOR):
     t[op] = _e(op, {T, K, P}, "int or bool operands share the result dtype", "bitwise", _check_int_only)
   for op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
@@ -140,7 +154,7 @@ def _build() -> dict[Ops, OpSpec]:
     t[op] = _e(op, {T} | ({K, P} if op is Ops.SHRINK else set()), "keeps the dtype; shape per UOp._shape",
                "index remapping (ref.movement); EXPAND prepends its shape, PAD is (offset, size) and fills 0")
   t[Ops.REDUCE] = _e(Ops.REDUCE, {T, K}, "keeps the dtype; arg (op, n) reduces the first n axes (tensor) or the given ranges (kernel)",
-                     "ADD/MUL/MAX fold; ints wrap at the dtype, floats accumulate in float64 then round", _check_reduce)
+                     "ADD/MUL/MAX fold; ints wrap at the dtype, floats accumulate in float64 then round", _check_reduce, tolerance="rounded")
   t[Ops.BUFFER] = _e(Ops.BUFFER, {T, K, P}, "ParamArg dtype; src[0] is the size", "device memory; a Variable is a 0-d ALU BUFFER")
   t[Ops.PARAM] = _e(Ops.PARAM, {K, P}, "ParamArg dtype", "the kernel's n-th argument buffer")
   t[Ops.CONTIGUOUS] = _e(Ops.CONTIGUOUS, {T}, "keeps the dtype", "identity on values (a realize hint)")
@@ -186,6 +200,13 @@ def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
   return t
 
 OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())
+
+# The op and dtype sets the rest of uopcheck uses, derived from the table (conformance/test_layers.py fails on a module-level
+# op set outside spec/): a new op's properties are stated once, in its entry above.
+TRAPPING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.traps)
+OVERFLOW_UB_OPS = frozenset(op for op, s in OP_TABLE.items() if s.overflow_ub)
+ROUNDING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.rounds)
+SIZED_INTS = tuple(dtypes.sints + dtypes.uints)   # tinygrad's own groups: int8..int64, uint8..uint64 (weakint is unbounded)
 
 def op_spec(op:Ops) -> OpSpec:
   if op not in OP_TABLE:

@@ -18,10 +18,10 @@ from uopcheck.spec.floats import Tolerance
 from uopcheck.check.tolerance import tolerance_for
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.spec.alu import Lanes
+from uopcheck.spec.optable import TRAPPING_OPS
 from uopcheck import fast
 
 # integer ops whose undefined lanes trap in hardware (x86 idiv raises SIGFPE): the fast path must never run them
-TRAPPING = {Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD}
 
 @dataclass
 class CaseResult:
@@ -83,7 +83,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
     ref_out = interp.run(root)
     res.ref_s = time.perf_counter() - st
     for u, v in interp.vals.items():
-      if u.op in TRAPPING and isinstance(v, Lanes) and dtypes.is_int(u.dtype) and v.undefined.any():
+      if u.op in TRAPPING_OPS and isinstance(v, Lanes) and dtypes.is_int(u.dtype) and v.undefined.any():
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")
     res.failed_in = "fast"

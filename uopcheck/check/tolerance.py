@@ -6,9 +6,9 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from uopcheck.spec.floats import Tolerance, graph_tolerance
 
-# the ops that round (each adds error to the chain); the harness and the kernel check once counted different sets (12 vs 8)
-ROUNDING_OPS = frozenset({Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.POW, Ops.REDUCE,
-                          Ops.MULACC})
+# the ops that round (each adds error to the chain) are the op table's (OpSpec.rounds); the harness and the kernel check
+# once counted different sets (12 vs 8), and this module's own copy once left out ops the table classed as rounded
+from uopcheck.spec.optable import ROUNDING_OPS
 
 def op_depth(root:UOp) -> int:
   return sum(1 for u in root.toposort(enter_calls=False) if u.op in ROUNDING_OPS)

@@ -2,7 +2,7 @@
 PatternMatcher is a TrackedPatternMatcher and ``tinygrad.uop.ops.match_stats[upat][0]`` counts its matches. A rule's
 stable id is its file:line (``UPat.location``) plus the module and name of the matcher that defines it."""
 from __future__ import annotations
-import importlib, os, pathlib, sys
+import functools, importlib, os, pathlib, sys
 from collections import defaultdict
 
 MODULES = ["tinygrad.uop.symbolic", "tinygrad.uop.divandmod", "tinygrad.uop.weak", "tinygrad.schedule.rangeify", "tinygrad.schedule.indexing",
@@ -46,9 +46,14 @@ def rules(select:list[str]|None=None) -> dict[str, dict]:
                              "pattern": _pattern_text(f, line)})
   return out
 
+@functools.lru_cache(maxsize=None)
+def _source_lines(f:str) -> tuple[str, ...]:
+  try: return tuple(pathlib.Path(f).read_text().splitlines())
+  except OSError: return ()
+
 def _pattern_text(f:str, line:int) -> str:
-  try: return pathlib.Path(f).read_text().splitlines()[line - 1].strip()[:160]
-  except (OSError, IndexError): return ""
+  lines = _source_lines(f)
+  return lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
 
 def _rule_id(location:tuple[str, int], base:pathlib.Path) -> str|None:
   """a match-stats location as a rule id, or None for a rule outside tinygrad"""
