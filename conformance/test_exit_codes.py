@@ -242,3 +242,14 @@ def test_dev_from_the_environment_is_obeyed_or_refused_in_one_line(monkeypatch, 
   assert device_from_environment(None) == "CPU"
   assert main(["fuzz", "graph", "--minutes", "0.01", "--report", "term", "--findings", str(tmp_path / "f"), "--db", str(tmp_path / "db"),
                "--device", "DISK:/etc/passwd"]) == 2
+
+@pytest.mark.parametrize("var,value", [("HCQ2", "abc"), ("DEBUG", "x")])
+def test_a_non_integer_tinygrad_setting_is_one_line_and_exit_2(var, value, tmp_path):
+  """tinygrad reads DEBUG, HCQ2, BEAM ... as integers when it is imported, and a bad one ended every command in its
+  ValueError traceback: now one line naming the variable, exit 2, before any work"""
+  import os, subprocess, sys
+  p = subprocess.run([sys.executable, "-m", "uopcheck.cli", "check", "matmul"], cwd=tmp_path, env={**os.environ, var: value},
+                     capture_output=True, text=True, timeout=120)
+  err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+  assert p.returncode == 2 and len(err) == 1 and f"{var}={value!r}" in err[0], p.stderr[-1500:]
+  assert not (tmp_path / "reports").exists()

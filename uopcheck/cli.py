@@ -18,6 +18,10 @@ error, 130 interrupted; train only: 4 the loss went non-finite, 5 a nondetermini
 """
 from __future__ import annotations
 import argparse, os, pathlib, subprocess, sys, time
+from uopcheck.settings import tinygrad_import_problem
+if (_why := tinygrad_import_problem()) is not None:   # before the imports below bring tinygrad in: one line, exit 2
+  print(f"uopcheck: {_why}", file=sys.stderr)
+  sys.exit(2)
 from uopcheck.fuzz.findings_io import exit_code, DEFAULT_FINDINGS, EXIT_USAGE, EXIT_CLEAN, EXIT_INTERNAL, FindingsUnwritable
 from uopcheck.atomic import atomic_write_json
 from uopcheck.argtypes import positive, directory, command_parsers

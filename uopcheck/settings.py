@@ -7,7 +7,7 @@ suite's conftest make it -- never by importing a uopcheck module (a library user
 - ``CC``: Debian's clang 14 rejects ``__bf16`` arithmetic, so when the user has not chosen a compiler, the newest
   versioned clang the set-up installed."""
 from __future__ import annotations
-import os, shutil, sys
+import os, re, shutil, sys
 
 CLANGS = ("clang-21", "clang-20", "clang-19", "clang-18", "clang-17")
 
@@ -16,6 +16,17 @@ def apply_environment() -> None:
   if "CC" not in os.environ and (cc := next((c for c in CLANGS if shutil.which(c)), None)) is not None: os.environ["CC"] = cc
   if (helpers := sys.modules.get("tinygrad.helpers")) is not None: helpers.getenv.cache_clear()   # tinygrad caches getenv
   if (realize := sys.modules.get("tinygrad.engine.realize")) is not None and os.environ["HCQ2"] not in ("", "0"): give_hcq2_functions(realize)
+
+def tinygrad_import_problem() -> str|None:
+  """tinygrad parses its integer settings (DEBUG, BEAM, HCQ2, ...) from the environment when it is imported and stops
+  with a bare ValueError on one that is not a number: import it, and name the variable in one line (None: it imports)"""
+  try: import tinygrad  # noqa: F401
+  except ValueError as e:
+    if (m := re.fullmatch(r"invalid literal for int\(\) with base 10: '(.*)'", str(e), re.S)) is None: raise
+    names = sorted(k for k, v in os.environ.items() if v == m.group(1)) or ["a variable"]
+    return (f"environment: {' or '.join(f'{k}={m.group(1)!r}' for k in names)} is not an integer, and tinygrad reads it as one "
+            "when it is imported: unset it or give a number")
+  return None
 
 def give_hcq2_functions(realize) -> None:
   """tinygrad's realize.py imports its HCQ2 compile/link functions at import time only when HCQ2 is set then: imported
