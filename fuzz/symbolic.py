@@ -20,6 +20,7 @@ from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
 from uopcheck.spec.optable import SIZED_INTS
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
+from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
@@ -244,7 +245,6 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
-  from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
   db = open_example_db(db_dir)
   stats = CampaignStats()
   known = known_signatures(known_dir) if known_dir else {}
@@ -253,7 +253,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   status = StatusLine(sys.stdout, every_s=15.0, enabled=progress)
   if live is not None:   # under `uopcheck coverage`: the rules newly fired, live
     from uopcheck.rulecov.collect import FiredRules, tracking
-    live.watch_rules(tracking(), FiredRules() if tracking() else None)
+    live.watch_rules(tracked := tracking(), FiredRules() if tracked else None)
   def check(e) -> Failure|None:
     for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
       if kind == "pipeline" and e.dtype != dtypes.weakint: continue
@@ -297,7 +297,6 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
 
 def result(st:CampaignStats, extra:dict) -> Result:
   """new findings, the known ones met again, uopcheck-internal refutations (the first 10), and where the findings are"""
-  from uopcheck.fuzz.campaign import UNSHRUNK
   new = [f"{'UNSHRUNK' if f.get('shrink') == UNSHRUNK else 'NEW'} symbolic-{f['signature']}: {f.get('rule')} [{f.get('dtype')}] "
          f"{f.get('reason')} at {f.get('assignment')}: "
          f"before={f.get('before')} after={f.get('after')}" +

@@ -21,8 +21,6 @@ from uopcheck.spec.alu import Lanes
 from uopcheck.spec.optable import TRAPPING_OPS
 from uopcheck import fast
 
-# integer ops whose undefined lanes trap in hardware (x86 idiv raises SIGFPE): the fast path must never run them
-
 @dataclass
 class CaseResult:
   name: str
@@ -82,7 +80,7 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
     st = time.perf_counter()
     ref_out = interp.run(root)
     res.ref_s = time.perf_counter() - st
-    for u, v in interp.vals.items():
+    for u, v in interp.vals.items():   # a trapping op's undefined lanes trap in hardware (x86 idiv: SIGFPE): never run them
       if u.op in TRAPPING_OPS and isinstance(v, Lanes) and dtypes.is_int(u.dtype) and v.undefined.any():
         raise SpecError.at(u, "its inputs hold lanes the spec calls undefined (integer division by zero or MIN/-1)",
                            "the CPU backend would trap (SIGFPE); not running the fast path")

@@ -5,7 +5,6 @@ import functools
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from uopcheck.spec.floats import Tolerance, graph_tolerance
-
 # the ops that round (each adds error to the chain) are the op table's (OpSpec.rounds); the harness and the kernel check
 # once counted different sets (12 vs 8), and this module's own copy once left out ops the table classed as rounded
 from uopcheck.spec.optable import ROUNDING_OPS
