@@ -151,5 +151,7 @@ def test_mi350x_launch_script_is_valid_bash_and_a_valid_uopcheck_train_command()
   argv = shlex.split(line.replace('"$DATA"', "/data/c4/prefix").replace('"$OUT"', "out").replace('"$@"', ""))[2:]
   args = build_parser().parse_args(argv)
   assert (args.config, args.device, args.devices, args.data, args.validate) == ("llama3-8b", "AMD", 8, "/data/c4/prefix", True)
-  assert args.batch_size % args.devices == 0 and args.gate_seq_len and "HCQ2=1" in text and "BEAM" in text
+  assert args.batch_size % args.devices == 0 and "HCQ2=1" in text and "BEAM" in text
+  # the gate checks the run's own step (issue #28): no reduced sequence length or batch, no one-device stand-in
+  assert args.gate_seq_len is None and args.gate_batch_size is None and not args.gate_full_reference
   assert "uopcheck amd doctor" in text

@@ -204,11 +204,27 @@ def test_data_parallel_over_two_devices_matches_one_device():
     assert l1 == pytest.approx(l2, rel=1e-5) and g1 == pytest.approx(g2, rel=1e-5)
   for a, b in zip(one.snapshot(), two.snapshot()): np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
-def test_gate_only_on_a_data_parallel_run_gates_the_per_device_step(tmp_path, capsys):
+def test_gate_only_on_a_data_parallel_run_gates_the_run_s_own_multi_device_step(tmp_path, capsys):
+  """The gated step is the run's: both devices' launches of every kernel, the all-reduce's kernels (tinygrad builds them
+  directly, RESHAPE-indexed) and its device-to-device copies, and the replicas compared after the step."""
   rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--out", str(tmp_path)])
   out = capsys.readouterr().out
-  assert rc == 0 and "one-device step of the same model (batch 2, seq_len 16)" in out and "gate: PASS" in out
+  assert rc == 0 and "gate: PASS" in out and "DOWNGRADE" not in out, out[-3000:]
+  assert "on 2 device(s)" in out and "replicas identical on all 2 devices: yes" in out
+  gate = json.loads((tmp_path / "gate.json").read_text())
+  kernels = gate["data"]["kernels"] if "data" in gate else gate["kernels"]
+  copies = [k for k in kernels if k["kind"] == "copy"]
+  assert copies and all(k["ok"] for k in kernels) and gate.get("data", gate)["devices"] == 2
+  assert {c["name"].split()[1] for c in copies} == {"CPU", "CPU:1"}   # both directions of the all-reduce
+  assert any(k["instances"] % 2 == 0 and k["kind"] == "kernel" for k in kernels)
   assert not (tmp_path / "metrics.jsonl").exists()
+
+def test_gate_downgrade_is_reported(tmp_path, capsys):
+  rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--gate-seq-len", "8", "--out", str(tmp_path)])
+  out = capsys.readouterr().out
+  assert rc == 0 and "DOWNGRADE: the gate checked a one-device step of the same model at batch 2, seq_len 8" in out
+  gate = json.loads((tmp_path / "gate.json").read_text())
+  assert "seq_len 8" in gate.get("data", gate)["downgrade"]
 
 def test_gate_without_a_jit_says_so_instead_of_checking_something_else(tmp_path):
   with Context(JIT=0), pytest.raises(SpecError, match="not captured by TinyJit"): CPUGate(_trainer(), tmp_path).run(_batches(1), 1e-3)

@@ -15,7 +15,7 @@ import tinygrad.engine.jit as tg_jit
 import tinygrad.engine.realize as tg_realize
 from uopcheck.spec.errors import SpecError
 from uopcheck.fast import runner
-from uopcheck.fast.stepper import Step, StepLog, snapshot
+from uopcheck.fast.stepper import Step, StepLog, snapshot, per_device_calls
 
 @dataclass
 class JitCapture:
@@ -78,13 +78,14 @@ def jit_inputs(args:tuple, kwargs:dict|None=None) -> tuple[UOp, ...]:
 
 def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int]|None=None) -> StepLog:
   """Run the captured, compiled calls one at a time on ``inputs``; each Step holds the kernel-AST call (buffers
-  resolved) so the reference can interpret it, and the bytes of every argument before and after the device ran it."""
+  resolved) so the reference can interpret it, and the bytes of every argument before and after the device ran it; a call
+  over multi-device buffers is one Step per device (``per_device_calls``)."""
   if len(inputs) != cap.n_inputs: raise SpecError(f"the JIT was captured with {cap.n_inputs} inputs, got {len(inputs)}")
   log = StepLog(var_vals=dict(var_vals or {}))
   for ast_call, prg_call in zip(cap.ast_calls, cap.program_calls):
     call, prg = resolve_args(ast_call, inputs), resolve_args(prg_call, inputs)
-    args = [a for a in call.src[1:] if not a.is_bound_var]
-    before = [snapshot(a) for a in args]
+    launches = per_device_calls(call)   # one per device for a call over multi-device buffers
+    before = [[snapshot(a) for a in c.src[1:] if not a.is_bound_var] for c, _ in launches]
     # tinygrad's own non-JIT path (run_linear: compile_linear with the call's buffers as inputs, link, exec); the linked
     # linear is kept per call, so replays over the same input buffers skip relowering the already-compiled program
     if (hit := cap.linked.get(prg.key)) is None:
@@ -94,5 +95,6 @@ def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int
     tg_realize.run_linear(hit[0], log.var_vals, input_uops=hit[1], update_stats=False, jit=True, wait=True)
     dt = time.perf_counter() - st
     name = prg_call.src[0].arg.name if prg_call.src[0].op is Ops.PROGRAM else ""
-    log.steps.append(Step(len(log.steps), call, before, [snapshot(a) for a in args], dt, name))
+    for (c, dvars), b in zip(launches, before):
+      log.steps.append(Step(len(log.steps), c, b, [snapshot(a) for a in c.src[1:] if not a.is_bound_var], dt / len(launches), name, dvars))
   return log

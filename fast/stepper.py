@@ -8,9 +8,9 @@ import contextlib, time
 from dataclasses import dataclass, field
 from typing import cast
 from tinygrad.uop import Ops
-from tinygrad.uop.ops import UOp
+from tinygrad.uop.ops import UOp, AxisType
 import tinygrad.tensor as tg_tensor
-from tinygrad.device import Buffer
+from tinygrad.device import Buffer, MultiBuffer
 import tinygrad.engine.realize as tg_realize
 
 @dataclass
@@ -21,6 +21,7 @@ class Step:
   after: list[bytes|None]
   device_s: float = 0.0
   name: str = ""
+  device_vars: dict[str, int] = field(default_factory=dict)   # what the launch binds per device (``_device_num``)
 
   @property
   def kind(self) -> str: return {Ops.SINK: "kernel", Ops.COPY: "copy"}.get(self.call.src[0].op, self.call.src[0].op.name.lower())
@@ -34,6 +35,19 @@ def single_buffer(u:UOp) -> Buffer:
   """the one device Buffer behind ``u`` (a kernel argument is never a multi-device buffer)"""
   return cast(Buffer, u.buffer)
 
+def per_device_calls(call:UOp) -> list[tuple[UOp, dict[str, int]]]:
+  """A call as the devices run it: tinygrad launches a call over multi-device buffers once per device (engine/realize.py
+  ``unwrap_multi``), device j on each buffer's j-th shard with ``_device_num=j`` where the AST reads it. Each launch is
+  returned as its own call over single buffers (``MSELECT`` j of every multi-device argument) with those variables."""
+  args = [a for a in call.src[1:] if not a.is_bound_var]
+  multi = [a for a in args if isinstance(a.buffer, MultiBuffer)]
+  if not multi: return [(call, {})]
+  n = len(cast(MultiBuffer, multi[0].buffer).bufs)
+  dnum = any((x.op is Ops.RANGE and x.arg[-1] is AxisType.DEVICE) or (x.op is Ops.PARAM and getattr(x.arg, "name", None) == "_device_num")
+             for x in call.src[0].toposort())
+  return [(call.replace(src=(call.src[0], *[a.mselect(j) if not a.is_bound_var and isinstance(a.buffer, MultiBuffer) else a for a in call.src[1:]])),
+           {"_device_num": j} if dnum else {}) for j in range(n)]
+
 def snapshot(u:UOp) -> bytes|None:
   """A buffer's bytes (None: not allocated yet). Host-visible buffers (CPU) are read in place, others copied out."""
   b = single_buffer(u)
@@ -41,8 +55,15 @@ def snapshot(u:UOp) -> bytes|None:
   return bytes(b.as_memoryview(allow_zero_copy=True))
 
 def restore(u:UOp, data:bytes|None) -> None:
+  """write ``data`` into ``u``'s buffer in place; a replicated multi-device buffer gets it on every device"""
   if data is None: return
-  b = single_buffer(u).ensure_allocated()
+  if isinstance(mb := u.buffer, MultiBuffer):
+    if len(data) != mb.bufs[0].nbytes: raise ValueError(f"restore: {len(data)} bytes for a multi-device buffer of {mb.bufs[0].nbytes} per device")
+    for b in mb.bufs: _restore_one(b, data)
+  else: _restore_one(single_buffer(u), data)
+
+def _restore_one(b:Buffer, data:bytes) -> None:
+  b = b.ensure_allocated()
   if hasattr(b.allocator, "_as_buffer"):
     b.as_memoryview(force_zero_copy=True).cast("B")[:] = data
   else: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=memoryview(bytearray(data))))

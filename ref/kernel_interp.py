@@ -9,6 +9,8 @@ the index expression and the range values -- never a silent wrap. Same independe
 interpreter: no tinygrad rewrite pass, codegen or runtime."""
 from __future__ import annotations
 from dataclasses import dataclass
+from math import prod
+from typing import cast
 import numpy as np
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
@@ -97,7 +99,7 @@ class KernelInterpreter:
     return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}
 
   def stored_slots(self) -> set[int]:
-    return {u.src[0].src[0].arg.slot for u in self.order if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and u.src[0].src[0].op is Ops.PARAM}
+    return {p.arg.slot for u in self.order if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and (p := _indexed_param(u.src[0])) is not None}
 
   def run(self, bufs:dict[int, BufferState]) -> dict[int, BufferState]:
     self.bufs = {k: BufferState(v.value.copy(), v.undefined.copy()) for k, v in bufs.items()}
@@ -140,8 +142,14 @@ class KernelInterpreter:
         return self._grid(Lanes.ok(np.array(self.var_vals[u.arg.name], dtype=np_dtype(u.dtype))))
       return None  # a buffer: read through INDEX
     if op is Ops.INDEX:
-      if len(u.src) != 2 or u.src[0].op is not Ops.PARAM: raise SpecError.at(u, f"kernel {self.name}: INDEX must be (PARAM, index)")
+      if _indexed_param(u) is None:
+        raise SpecError.at(u, f"kernel {self.name}: INDEX must be (PARAM, index) or (RESHAPE(PARAM, STACK of constant dims), one index per dim)")
       return None  # an address: LOAD/STORE read it, a value use reads through _load
+    if op is Ops.STACK and all(s.op is Ops.CONST for s in u.src): return None   # a shape (RESHAPE's), never a value here
+    if op is Ops.RESHAPE and u.src[0].op is Ops.PARAM and u.src[0].arg.addrspace is AddrSpace.GLOBAL and u.src[1].op is Ops.STACK:
+      if prod(d := _dims(u)) > _param_size(u.src[0]):
+        raise SpecError.at(u, f"kernel {self.name}: RESHAPE of buffer {u.src[0].arg.slot} to {d} is larger than its {_param_size(u.src[0])} elements")
+      return None  # a buffer viewed with a shape: read through INDEX, one index per dim (the all-reduce's kernels)
     if op in (Ops.SINK, Ops.END): return None
     if op is Ops.STORE: return self._store(u)
     if op is Ops.REDUCE: return self._reduce(u)
@@ -158,11 +166,20 @@ class KernelInterpreter:
     if v is None: raise SpecError.at(s, f"kernel {self.name}: used as a value but it has none")
     return v
 
+  def _flat_index(self, idx_uop:UOp) -> tuple[UOp, Lanes]:
+    """an INDEX's flat position: (PARAM, idx) reads idx; (RESHAPE(PARAM, dims), i0, i1, ...) is row-major over dims"""
+    if idx_uop.src[0].op is Ops.PARAM: return idx_uop.src[1], self._grid(self.vals[idx_uop.src[1]])
+    dims, parts = _dims(idx_uop.src[0]), [self._grid(self.vals[i]) for i in idx_uop.src[1:]]
+    pos, und = np.zeros((1,) * self.ndim, np.int64), np.zeros((1,) * self.ndim, bool)
+    for d, part in zip(dims, parts):
+      pos = pos * d + np.asarray(part.value).astype(np.int64)
+      und = und | np.asarray(part.undefined, bool)
+    return idx_uop.src[-1] if len(idx_uop.src) > 1 else idx_uop, Lanes(pos, und, np.zeros(np.shape(und), bool))
+
   def _address(self, idx_uop:UOp) -> tuple[int, np.ndarray, np.ndarray]:
     """(buffer slot, flat positions, live lanes) of an INDEX, checking bounds on every live lane."""
-    p, idx = idx_uop.src
-    slot = p.arg.slot
-    iv = self._grid(self.vals[idx])
+    slot = cast(UOp, _indexed_param(idx_uop)).arg.slot
+    idx, iv = self._flat_index(idx_uop)
     live = ~np.asarray(iv.undefined, bool)
     pos = np.asarray(iv.value).astype(np.int64)
     size = self.bufs[slot].value.size
@@ -246,6 +263,19 @@ class KernelInterpreter:
     full = tuple(dims)
     x = Lanes(np.broadcast_to(x.value, full), np.broadcast_to(x.undefined, full), np.broadcast_to(x.ub_overflow, full))
     return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, u.arg if isinstance(u.arg, Ops) else u.arg[0], u.dtype, keepdims=True)
+
+def _dims(reshape:UOp) -> tuple[int, ...]: return tuple(int(c.arg) for c in reshape.src[1].src)
+
+def _param_size(p:UOp) -> int: return int(p.src[0].arg) if p.src and p.src[0].op is Ops.CONST else int(p.max_numel())
+
+def _indexed_param(idx:UOp) -> UOp|None:
+  """the global buffer PARAM an INDEX addresses: INDEX(PARAM, idx), or INDEX(RESHAPE(PARAM, STACK(constant dims)), one index
+  per dim) -- the form of the kernels tinygrad's all-reduce builds directly (schedule/allreduce.py); else None"""
+  b = idx.src[0] if idx.src else None
+  if b is not None and b.op is Ops.PARAM and len(idx.src) == 2: return b
+  if b is not None and b.op is Ops.RESHAPE and b.src[0].op is Ops.PARAM and len(b.src) == 2 and b.src[1].op is Ops.STACK and \
+     all(c.op is Ops.CONST for c in b.src[1].src) and len(idx.src) == 1 + len(b.src[1].src): return b.src[0]
+  return None
 
 def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
   """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, those MULs)."""

@@ -151,7 +151,9 @@ def _build() -> dict[Ops, OpSpec]:
   t[Ops.CONST] = _e(Ops.CONST, {T, K, P}, "dtype from the value: int->weakint, float->weakfloat, bool->bool (or explicit)",
                     "the value, broadcast to its shape; Invalid marks a lane with no value")
   for op in (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP):
-    t[op] = _e(op, {T} | ({K, P} if op is Ops.SHRINK else set()), "keeps the dtype; shape per UOp._shape",
+    # SHRINK: also a kernel/program view; RESHAPE: also a kernel's view of a PARAM with constant dims, indexed one index per dim
+    # (the form of the kernels tinygrad's all-reduce builds directly: schedule/allreduce.py; ref.kernel_interp)
+    t[op] = _e(op, {T} | ({K, P} if op is Ops.SHRINK else {K} if op is Ops.RESHAPE else set()), "keeps the dtype; shape per UOp._shape",
                "index remapping (ref.movement); EXPAND prepends its shape, PAD is (offset, size) and fills 0")
   t[Ops.REDUCE] = _e(Ops.REDUCE, {T, K}, "keeps the dtype; arg (op, n) reduces the first n axes (tensor) or the given ranges (kernel)",
                      "ADD/MUL/MAX fold; ints wrap at the dtype, floats accumulate in float64 then round", _check_reduce, tolerance="rounded")

@@ -16,8 +16,9 @@ A failing kernel gets a reproducer file (``uopcheck train replay FILE`` re-runs 
 its recorded inputs on fresh buffers: the same wrong bytes every time is a compiler or runtime bug (exit 1), other bytes
 a nondeterministic device fault (exit 5: a cluster needs to know which one it has). The run does not start."""
 from __future__ import annotations
-import functools, json, pathlib, re, sys, time
+import contextlib, functools, json, pathlib, re, sys, time
 from dataclasses import dataclass, field
+from typing import Any
 import numpy as np
 from uopcheck.progress import bar, is_terminal
 from tinygrad import Tensor, Device
@@ -26,7 +27,8 @@ import tinygrad.engine.realize as tg_realize
 from tinygrad.uop import Ops
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp
-from tinygrad.helpers import ansistrip
+from tinygrad.helpers import ansistrip, Context
+from tinygrad.device import MultiBuffer
 from uopcheck.spec.errors import SpecError
 from uopcheck.atomic import replacing, atomic_write_json
 from uopcheck.results import Column, Table, Result
@@ -57,6 +59,7 @@ class KernelRow:
   reproducer: str = ""
   rerun: str = ""             # a failing kernel re-run from its inputs: "deterministic" (the same wrong bytes) or "nondeterministic"
   rerun_detail: str = ""
+  kind: str = "kernel"        # or "copy": a device-to-device transfer, checked byte for byte against what was sent
 
   @property
   def ok(self) -> bool: return self.cpu_ok and self.ref_ok
@@ -68,6 +71,9 @@ class GateResult:
   calls: int = 0
   step_ok: bool = True          # the step's outputs (stepped replay) == the tensor-level reference
   replay_ok: bool = True        # TinyJit's real replay == the stepped replay, byte for byte
+  replicas_ok: bool = True      # every device's copy of a replicated state tensor holds the same bytes after the step
+  devices: int = 1              # devices the gated step runs on (data parallel: the all-reduce's kernels and copies included)
+  downgrade: str = ""           # set when the gate checked another step than the run's (--gate-batch-size/--gate-seq-len)
   messages: list[str] = field(default_factory=list)
   seconds: float = 0.0
   hcq2: bool = True
@@ -83,7 +89,7 @@ class GateResult:
     return now
 
   @property
-  def ok(self) -> bool: return self.step_ok and self.replay_ok and all(r.ok for r in self.rows)
+  def ok(self) -> bool: return self.step_ok and self.replay_ok and self.replicas_ok and all(r.ok for r in self.rows)
 
   def sampling(self) -> str:
     return "every lane" if self.sample is None else f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
@@ -98,8 +104,12 @@ class GateResult:
     if self.ok: return None
     if self.fault and all(r.rerun == "nondeterministic" for r in self.rows if not r.ok):
       return "nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)"
+    if any(r.detail.startswith("reference:") for r in self.rows if not r.ok):
+      return "uopcheck-internal: the reference could not evaluate a kernel (not a tinygrad verdict)"
     if any(not r.ref_ok and r.cpu_ok for r in self.rows): return "codegen shared by device and CPU (VALIDATE_WITH_CPU cannot see it)"
+    if any(r.kind == "copy" and not r.ok for r in self.rows): return "device-to-device copy (the bytes that arrived are not the bytes sent)"
     if any(not r.cpu_ok for r in self.rows): return "device vs CPU"
+    if not self.replicas_ok: return "data parallel: a replicated tensor differs between devices after the step (all-reduce)"
     if not self.step_ok: return "scheduler (every kernel matches its AST; the kernel graph does not compute the step)"
     return "JIT replay"
 
@@ -107,11 +117,14 @@ class GateResult:
     """one row per distinct kernel of the captured step, the step-level checks, the notes and the verdict"""
     rows = [{"kernel": r.name[:44], "calls": r.instances, "dev vs CPU": r.cpu_err, "dev vs ref": r.ref_err, "tolerance": r.tolerance,
              "result": "PASS" if r.ok else f"FAIL ({r.rerun or 'not re-run'})  {r.detail}"} for r in self.rows]
-    summary = [f"{len(self.rows)} distinct kernels, {self.calls} kernel calls over {self.steps} validated step(s) of the JIT-captured "
-               f"train step ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
+    ncopy = sum(1 for r in self.rows if r.kind == "copy")
+    summary = [f"{len(self.rows) - ncopy} distinct kernels and {ncopy} distinct copies, {self.calls} launches over {self.steps} validated "
+               f"step(s) of the JIT-captured train step on {self.devices} device(s) ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
                f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements; the CPU: all of them",
                f"step outputs == tensor-level reference: {'yes' if self.step_ok else 'NO'}; "
-               f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"]
+               f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"
+               + (f"; replicas identical on all {self.devices} devices: {'yes' if self.replicas_ok else 'NO'}" if self.devices > 1 else "")]
+    if self.downgrade: summary.append(f"DOWNGRADE: {self.downgrade}")
     if self.phases: summary.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items()))
     summary += [f"note: {m}" for m in self.messages] + ["gate: PASS" if self.ok else f"gate: FAIL ({self.blame})"]
     return Result("gate", "uopcheck train: the CPU gate", self.as_dict(), tables=[Table(GATE_COLUMNS, rows)], summary=summary)
@@ -120,11 +133,12 @@ class GateResult:
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
+            "replicas_ok": self.replicas_ok, "devices": self.devices, "downgrade": self.downgrade or None,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer,
-                         "rerun": r.rerun, "rerun_detail": r.rerun_detail} for r in self.rows],
+                         "rerun": r.rerun, "rerun_detail": r.rerun_detail, "kind": r.kind} for r in self.rows],
             "fault": self.fault}
 
 GATE_COLUMNS = [Column("kernel", width=44), Column("calls", width=5, align=">"), Column("dev vs CPU", width=11, align=">", fmt=".3g"),
@@ -187,6 +201,17 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
     detail = (detail + "; " if detail else "") + f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}"
   return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes)
 
+def check_copy(step:Step) -> tuple[bool, str]:
+  """A device-to-device copy (``exec_copy``: argument 0 the destination, 1 the source) must deliver the bytes sent."""
+  args = _args(step.call)
+  sent, got = step.before[1], step.after[0]
+  if sent is None: return True, "source not allocated: nothing to compare"
+  n = single_buffer(args[0]).nbytes
+  if got is not None and got == sent[:n]: return True, ""
+  at = next((i for i in range(n) if got is None or got[i] != sent[i]), 0)
+  return False, (f"copy {single_buffer(args[1]).device} -> {single_buffer(args[0]).device}: byte {at} of {n} arrived as "
+                 f"{'nothing' if got is None else hex(got[at])}, sent {hex(sent[at])}")
+
 # ** conditioning **
 
 CONDITIONING = 64   # a lane's tolerance grows by this many times its reference's own spread under ~1-ulp input noise
@@ -245,13 +270,17 @@ def load_reproducer(path:str|pathlib.Path) -> dict:
   except Exception as e: raise SpecError(f"{p}: not a uopcheck kernel reproducer ({type(e).__name__}: {str(e)[:160]})") from None
   return {**rec, "ast": ast, "args": args, "before": before, "device_after": after}
 
-def rerun_kernel(ast:UOp, args:list[tuple], before:list[bytes|None], var_vals:dict[str, int], device:str, hcq2:bool, name:str="") -> Step:
-  """One kernel AST run again on ``device`` from the given argument bytes, on fresh buffers ((dtype, size) each)."""
-  bufs = [UOp.new_buffer(device, size, dt) for dt, size in args]
+def rerun_kernel(ast:UOp, args:list[tuple], before:list[bytes|None], var_vals:dict[str, int], device:str|list[str], hcq2:bool, name:str="",
+                 template:UOp|None=None) -> Step:
+  """One kernel AST run again on ``device`` (or one device per argument) from the given argument bytes, on fresh buffers
+  ((dtype, size) each); ``template``: the call to repeat (a copy's), its arguments swapped for the fresh buffers."""
+  devices = [device] * len(args) if isinstance(device, str) else device
+  bufs = [UOp.new_buffer(d, size, dt) for d, (dt, size) in zip(devices, args)]
   for b, raw in zip(bufs, before):
     b.buffer.ensure_allocated()
     restore(b, raw)
-  call = ast.call(*bufs)
+  fresh = iter(bufs)
+  call = ast.call(*bufs) if template is None else template.replace(src=(ast, *[a if a.is_bound_var else next(fresh) for a in template.src[1:]]))
   with hcq2_mode(hcq2): dt = run_call(call, var_vals)
   return Step(0, call, before, [snapshot(b) for b in bufs], dt, name)
 
@@ -261,10 +290,10 @@ def rerun_verdict(step:Step, var_vals:dict[str, int], n:int) -> tuple[str, str]:
   ("nondeterministic", which run and buffer differ) when one does not (a device fault, or a race)."""
   args = _args(step.call)
   spec = [(single_buffer(a).dtype, single_buffer(a).size) for a in args]
-  device = str(single_buffer(args[0]).device) if args else "CPU"
-  slots = _stored_slots(step.call.src[0])
+  devices = [str(single_buffer(a).device) for a in args]
+  slots = (0,) if step.kind == "copy" else _stored_slots(step.call.src[0])
   for k in range(n):
-    again = rerun_kernel(step.call.src[0], spec, step.before, var_vals, device, hcq2_active())
+    again = rerun_kernel(step.call.src[0], spec, step.before, var_vals, devices, hcq2_active(), template=step.call)
     if (bad := next((i for i in slots if again.after[i] != step.after[i]), None)) is not None:
       return "nondeterministic", f"re-run {k + 1} of {n} from the same inputs wrote other bytes to buffer {bad}"
   return "deterministic", f"{n} re-runs from the same inputs wrote the same wrong bytes"
@@ -292,6 +321,7 @@ class CPUGate:
     self.trainer, self.out_dir, self.sample = trainer, pathlib.Path(out_dir), sample
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
+    self.twin: Any = None    # data parallel: the one-device trainer the step-level reference evaluates (``_twin``)
 
   def _step_inputs(self, batch:np.ndarray, lr:float) -> tuple[Tensor, Tensor]:
     """One pair of input buffers for every validated step (new values written in place), as a training loop that
@@ -314,7 +344,7 @@ class CPUGate:
   def run(self, batches:list[np.ndarray], lr:float) -> GateResult:
     """Validate one replay per batch; the trainer's state is restored afterwards (the gate trains nothing)."""
     tr, st = self.trainer, time.perf_counter()
-    res = GateResult(hcq2=hcq2_active(), sample=self.sample)
+    res = GateResult(hcq2=hcq2_active(), sample=self.sample, devices=len(tr.devices) if tr.devices else 1)
     start_state = tr.snapshot()
     self._capture(batches, lr)
     rows: dict[bytes, KernelRow] = {}
@@ -330,46 +360,38 @@ class CPUGate:
     tr, cap, t0 = self.trainer, self.capture, time.perf_counter()
     before = tr.snapshot()
     tok, lr_t = self._step_inputs(batch, lr)
-    # the tensor-level reference of the same step; the lazy graph is then dropped (state tensors get their buffers back)
-    realized = [t.uop for t in tr.state_tensors()]
-    lazy = tr.step_tensors(tok, lr_t)
-    root = UOp.sink(*[t.uop for t in lazy])
-    try:
-      inputs = load_inputs(root)
-      ref = TensorInterpreter(inputs).run(root)
-      shaken = TensorInterpreter(perturbed(inputs, b)).run(root)   # the same step on inputs moved by ~1 float32 ulp
-    except SpecError as e:
-      ref = shaken = None
-      res.step_ok = False
-      res.messages.append(f"tensor-level reference failed on the train step: {e}")
-    for t, u in zip(tr.state_tensors(), realized): t.uop = u
-    tr.opt.zero_grad()
+    ref_tr, lazy, ref, shaken = self._reference(batch, lr, before, b, res)
     t0 = res.timed("tensor-level reference", t0)
     # the captured step, kernel by kernel, on the device's own path
     log = step_captured(cap, jit_inputs((tok, lr_t)))
     t0 = res.timed("device, call by call", t0)
-    kernels = [st for st in log.steps if st.kind == "kernel"]
-    for step in bar(kernels, f"gate step {b}: device vs CPU vs reference", unit="kernels"):
+    launches = [st for st in log.steps if st.kind in ("kernel", "copy")]
+    for step in bar(launches, f"gate step {b}: device vs CPU vs reference", unit="launches"):
       res.calls += 1
+      if step.kind == "copy":
+        self._check_copy(step, res, rows, b)
+        continue
+      var_vals = {**log.var_vals, **step.device_vars}
       if (row := rows.get(key := step.call.src[0].key)) is None:
         name = ansistrip(step.name) or f"kernel{step.index}"
         same = sum(1 for r in rows.values() if r.name.split(" #")[0] == name)  # distinct ASTs can share a program name
         row = rows[key] = KernelRow(f"{name} #{same + 1}" if same else name)
       row.instances += 1
       kseed = None if self.sample is None else (self.sample[0], self.sample[1] * 1_000_003 + res.calls)   # lanes differ per call
-      v = check_step_kernel(step, log.var_vals, kseed)
+      v = check_step_kernel(step, var_vals, kseed)
       res.ref_lanes += v.ref_lanes
       res.lanes += sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
       row.cpu_err, row.ref_err = max(row.cpu_err, v.cpu_err), max(row.ref_err, v.ref_err)
       if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
       if not (v.cpu_ok and v.ref_ok) and row.ok:
         row.cpu_ok, row.ref_ok, row.detail = v.cpu_ok, v.ref_ok, v.detail
-        if not v.detail.startswith("reference:"): row.rerun, row.rerun_detail = rerun_verdict(step, log.var_vals, GATE_RERUNS)
+        if not v.detail.startswith("reference:"): row.rerun, row.rerun_detail = rerun_verdict(step, var_vals, GATE_RERUNS)
         row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.json",
-                                             step, log.var_vals, v.detail))
+                                             step, var_vals, v.detail))
     t0 = res.timed("per-kernel CPU + ref checks", t0)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
-    if ref is not None: self._compare_reference(lazy, ref, shaken, stepped, res)
+    self._check_replicas(res, b)
+    if ref is not None: self._compare_reference(ref_tr, lazy, ref, shaken, stepped, res)
     # TinyJit's own replay of the same step must write the same bytes as the call-by-call replay
     tr.restore(before)
     tr.jit_step(tok, lr_t)
@@ -382,22 +404,76 @@ class CPUGate:
         break
     res.timed("JIT replay + compares", t0)
 
-  def _compare_reference(self, lazy:list[Tensor], ref, shaken, stepped:list[np.ndarray], res:GateResult) -> None:
+  def _reference(self, batch:np.ndarray, lr:float, state:list[np.ndarray], b:int, res:GateResult):
+    """The tensor-level reference of the step: (the trainer whose lazy graph it evaluated, that graph's outputs, the reference
+    values, the values on inputs moved by ~1 float32 ulp). One device: the run's own trainer, on its own input buffers.
+    Data parallel: tinygrad's multi-device graph is the logical step lowered to shards and an all-reduce, so the
+    reference evaluates the logical step itself -- a one-device twin of the model on the host CPU, holding the same
+    state, on the whole global batch -- and the gate compares the devices' result with what the step means."""
+    ref_tr = self.trainer if self.trainer.devices is None else self._twin(state)
+    with Context(DEV="CPU") if ref_tr is not self.trainer else contextlib.nullcontext():
+      tok, lr_t = self.inputs if ref_tr is self.trainer and self.inputs is not None else ref_tr.step_inputs(batch, lr)
+      realized = [t.uop for t in ref_tr.state_tensors()]
+      lazy = ref_tr.step_tensors(tok, lr_t)
+    root = UOp.sink(*[t.uop for t in lazy])
+    try:
+      inputs = load_inputs(root)
+      ref = TensorInterpreter(inputs).run(root)
+      shaken = TensorInterpreter(perturbed(inputs, b)).run(root)   # the same step on inputs moved by ~1 float32 ulp
+    except SpecError as e:
+      ref = shaken = None
+      res.step_ok = False
+      res.messages.append(f"tensor-level reference failed on the train step: {e}")
+    # the lazy graph is dropped: the state tensors get their buffers back
+    for t, u in zip(ref_tr.state_tensors(), realized): t.uop = u
+    ref_tr.opt.zero_grad()
+    return ref_tr, lazy, ref, shaken
+
+  def _twin(self, state:list[np.ndarray]):
+    """the one-device (host CPU) trainer of the same model and global batch, holding ``state`` (made once)"""
+    from uopcheck.training.trainer import Trainer
+    if self.twin is None:
+      with Context(DEV="CPU"): self.twin = Trainer(self.trainer.model_cfg, self.trainer.cfg)
+    self.twin.restore(state)
+    return self.twin
+
+  def _check_copy(self, step:Step, res:GateResult, rows:dict[bytes, KernelRow], b:int) -> None:
+    """one device-to-device transfer (the all-reduce's, a weight's): the bytes that arrived are the bytes sent"""
+    dst, src = (single_buffer(a) for a in _args(step.call)[:2])
+    name = f"copy {src.device} -> {dst.device} {dst.nbytes:,} B"
+    row = rows.setdefault(name.encode(), KernelRow(name, kind="copy", tolerance="exact bytes"))
+    row.instances += 1
+    res.lanes += dst.size
+    ok, detail = check_copy(step)
+    if not ok and row.ok:
+      row.cpu_ok, row.detail = False, detail
+      row.rerun, row.rerun_detail = rerun_verdict(step, {}, GATE_RERUNS)
+
+  def _check_replicas(self, res:GateResult, b:int) -> None:
+    """data parallel: after the step every device must hold the same bytes of each replicated state tensor"""
+    for i, t in enumerate(self.trainer.state_tensors()):
+      if not isinstance(mb := t.uop.buffer, MultiBuffer) or t.uop.axis is not None: continue
+      copies = [snapshot(t.uop.mselect(j)) for j in range(len(mb.bufs))]
+      if (bad := next((j for j in range(1, len(copies)) if copies[j] != copies[0]), None)) is not None:
+        res.replicas_ok = False
+        res.messages.append(f"step {b}: state tensor {i} {t.shape}: the copy on {mb.bufs[bad].device} differs from the one on {mb.bufs[0].device}")
+
+  def _compare_reference(self, ref_tr, lazy:list[Tensor], ref, shaken, stepped:list[np.ndarray], res:GateResult) -> None:
     """loss, grad norm and every updated state tensor, as the stepped replay left them, against the tensor-level reference,
     each lane within the graph tolerance widened by its own conditioning (``CONDITIONING`` times how far the reference
     moved when its inputs moved by ~1 float32 ulp): a lane computed through cancellation -- an Adam update of a weight
     whose gradient is near zero, where m/(sqrt(v)+eps) turns a rounding of g into a different step -- is as uncertain
     for the device as for a perturbed reference, and is not a bug."""
-    state, cfg = self.trainer.state_tensors(), self.trainer.cfg
+    state, cfg = ref_tr.state_tensors(), ref_tr.cfg
     def slot(t:Tensor) -> int|None: return next((j for j, s in enumerate(state) if s is t), None)
     names = ["loss", "grad_norm"] + [f"state tensor {slot(t)} {t.shape}" for t in lazy[2:]]
     got = stepped[:2] + [stepped[2 + j] if (j := slot(t)) is not None else None for t in lazy[2:]]
-    tokens = cfg.batch_size * cfg.grad_accum * self.trainer.model_cfg.seq_len
+    tokens = cfg.batch_size * cfg.grad_accum * ref_tr.model_cfg.seq_len
     for name, t, r, sh, g in zip(names, lazy, ref, shaken if shaken is not None else [None] * len(ref), got):
       if g is None:
         res.messages.append(f"{name}: the optimizer updates a tensor the trainer does not hold as state; not compared")
         continue
-      tol = graph_tolerance(t.dtype, depth=16 * self.trainer.model_cfg.n_layers, reduce_size=tokens)
+      tol = graph_tolerance(t.dtype, depth=16 * ref_tr.model_cfg.n_layers, reduce_size=tokens)
       rv = np.asarray(r.value, np.float64).reshape(-1)
       if sh is not None and dtypes.is_float(t.dtype):
         with np.errstate(invalid="ignore"): spread = np.abs(rv - np.asarray(sh.value, np.float64).reshape(-1))

@@ -22,9 +22,10 @@ python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('extra
   echo "mi350x.sh: HCQ2=1 on AMD needs tinygrad's extra/hcq2 (not in the PyPI wheel): set TINYGRAD_SRC to a tinygrad v0.14.0 checkout" >&2
   exit 1; }
 
-# 2. the gate, then the run. The gate checks the per-device step (batch 16/8=2 per GPU) at a reduced sequence length:
-#    the reference interpreter is numpy, and a full 8192-token step of an 8B model is hours of it (see README "Training").
+# 2. the gate, then the run. The gate checks the run's own step -- all 8 devices, batch 16 (2 per GPU), the full sequence
+#    length, the all-reduce's kernels and copies -- every lane against the CPU, the reference on sampled lanes
+#    (README "Training": what it costs at this size, and GATE_STEP_REFERENCE for the step-level reference).
 exec uopcheck train --config llama3-8b --device AMD --devices 8 --data "$DATA" \
   --batch-size 16 --grad-accum 8 --steps 1200 --warmup 100 --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip 1.0 \
-  --validate --gate-steps 1 --gate-seq-len 256 \
+  --validate --gate-steps 1 \
   --checkpoint-every 100 --out "$OUT" "$@"

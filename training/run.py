@@ -32,8 +32,10 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--devices", type=int, default=1, help="data-parallel over DEVICE:0..N-1 (8 on an MI350X node)")
   p.add_argument("--validate", action="store_true", help="run the CPU gate first; refuse to train if a kernel fails")
   p.add_argument("--gate-steps", type=int, default=1, help="validated replays of the captured step (different batches)")
-  p.add_argument("--gate-batch-size", type=int, default=None, help="the gate's batch (default: the per-device batch)")
-  p.add_argument("--gate-seq-len", type=int, default=None, help="the gate's sequence length (default: the run's)")
+  p.add_argument("--gate-batch-size", type=int, default=None,
+                 help="DOWNGRADE, reported: gate a one-device step at this batch instead of the run's step (default: the run's)")
+  p.add_argument("--gate-seq-len", type=int, default=None,
+                 help="DOWNGRADE, reported: gate a one-device step at this sequence length instead of the run's (default: the run's)")
   p.add_argument("--gate-only", action="store_true", help="run the gate and exit (0 pass, 3 fail)")
   p.add_argument("--gate-sample", type=int, default=8, metavar="K",
                  help="the reference checks each kernel on the edges and K random indices of every output range (seed: --seed); "
@@ -80,20 +82,26 @@ def open_device(name:str) -> None:
   except Exception as e:
     raise SpecError(f"device {name} cannot be opened: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}") from None
 
-def _gate_trainer(trainer, args):
-  """The trainer the gate checks: the run's own, or -- data-parallel, or with --gate-batch-size/--gate-seq-len -- a
-  one-device trainer of the same model with the per-device batch (the per-device kernels; the all-reduce is not)."""
+def _gate_trainer(trainer, args) -> tuple[object, str]:
+  """The trainer the gate checks and, if it is not the run's own step, the downgrade to report: by default the run's own
+  trainer -- its devices (data parallel: the all-reduce's kernels and copies), batch and sequence length; with
+  --gate-batch-size/--gate-seq-len a one-device trainer of the same model at that size (other kernels than the run's)."""
   from dataclasses import replace
   from uopcheck.training.trainer import Trainer
+  if args.gate_batch_size is None and args.gate_seq_len is None: return trainer, ""
   per_device = trainer.cfg.batch_size // (len(trainer.devices) if trainer.devices else 1)
   bs, sl = args.gate_batch_size or per_device, args.gate_seq_len or trainer.model_cfg.seq_len
-  if trainer.devices is None and bs == trainer.cfg.batch_size and sl == trainer.model_cfg.seq_len: return trainer
-  print(f"CPU gate: checking a one-device step of the same model (batch {bs}, seq_len {sl}); the multi-device all-reduce is not gated")
-  return Trainer(replace(trainer.model_cfg, seq_len=sl), replace(trainer.cfg, batch_size=bs))
+  ndev = len(trainer.devices) if trainer.devices else 1
+  downgrade = (f"the gate checked a one-device step of the same model at batch {bs}, seq_len {sl}, not the run's step "
+               f"(batch {trainer.cfg.batch_size} over {ndev} device(s), seq_len {trainer.model_cfg.seq_len}): "
+               "kernels at the run's shapes" + (" and the all-reduce" if trainer.devices else "") + " are not gated")
+  print(f"CPU gate: DOWNGRADE: {downgrade}")
+  return Trainer(replace(trainer.model_cfg, seq_len=sl), replace(trainer.cfg, batch_size=bs)), downgrade
 
-def _gate_batch(batch:np.ndarray, args) -> np.ndarray:
-  """Cut a run batch (accum, batch, seq+1) down to the gate trainer's shape."""
-  per_device = batch.shape[1] // max(args.devices, 1)
+def _gate_batch(batch:np.ndarray, args, devices:int) -> np.ndarray:
+  """Cut a run batch (accum, batch, seq+1) down to a downgraded gate trainer's shape (the run's own: as it is)."""
+  if args.gate_batch_size is None and args.gate_seq_len is None: return batch
+  per_device = batch.shape[1] // max(devices, 1)
   return batch[:, :args.gate_batch_size or per_device, :(args.gate_seq_len + 1) if args.gate_seq_len else batch.shape[2]]
 
 def replay(path:str) -> int:
@@ -156,10 +164,12 @@ def _train(args) -> int:
   if args.resume: logger.truncate_after(start)
   else: logger.metrics_path.unlink(missing_ok=True)
   if args.validate:
-    gate_batches = [_gate_batch(batches.batch(-1 - i), args) for i in range(max(1, args.gate_steps))]  # batches the run never draws
+    gate_batches = [_gate_batch(batches.batch(-1 - i), args, args.devices) for i in range(max(1, args.gate_steps))]  # batches the run never draws
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
-    gate = CPUGate(_gate_trainer(trainer, args), out / "gate", sample).run(gate_batches, cosine_lr(start, train_cfg))
+    gate_trainer, downgrade = _gate_trainer(trainer, args)
+    gate = CPUGate(gate_trainer, out / "gate", sample).run(gate_batches, cosine_lr(start, train_cfg))
+    gate.downgrade = downgrade
     emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)
     if not gate.ok:
