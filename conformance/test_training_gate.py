@@ -219,6 +219,24 @@ def test_gate_only_on_a_data_parallel_run_gates_the_run_s_own_multi_device_step(
   assert any(k["instances"] % 2 == 0 and k["kind"] == "kernel" for k in kernels)
   assert not (tmp_path / "metrics.jsonl").exists()
 
+def test_gate_catches_faults_in_a_data_parallel_step_each_where_it_lands(tmp_path):
+  """Three faults in one 2-device step, each once: one element of device 1's launch of a kernel (the all-lanes CPU
+  check), one byte of an all-reduce transfer (the copy check), and device 1's copy of a weight changed outside any
+  launch (the replica check). Each is seen, and each re-runs clean: a nondeterministic fault, not a compiler bug."""
+  from uopcheck.training.faults import corrupt_launch, diverge_replica
+  tr = Trainer(get_config("tiny", n_layers=1, seq_len=16), TrainConfig(steps=20, batch_size=4), devices=("CPU:0", "CPU:1"))
+  g = CPUGate(tr, tmp_path, sample=(4, 0))
+  with corrupt_launch("kernel", 1) as k, corrupt_launch("copy", 0) as c, diverge_replica(tr, tensor=0) as r:
+    res = g.run(_batches(1), 1e-3)
+  assert k["device"] == "CPU:1" and c["launch"] is not None and r["device"] == "CPU:1", (k, c, r)
+  bad = {row.kind: row for row in res.rows if not row.ok}
+  assert set(bad) == {"kernel", "copy"} and not bad["kernel"].cpu_ok and not bad["copy"].cpu_ok, res.table()
+  assert all(row.rerun == "nondeterministic" for row in bad.values()), res.table()
+  assert not res.replicas_ok and any("state tensor 0" in m and "CPU:1" in m for m in res.messages), res.messages
+  assert res.fault and res.blame.startswith("nondeterministic device fault")
+  # and nothing was left behind: the same gate on the same step, no fault, passes
+  assert g.run(_batches(1), 1e-3).ok
+
 def test_gate_downgrade_is_reported(tmp_path, capsys):
   rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--gate-seq-len", "8", "--out", str(tmp_path)])
   out = capsys.readouterr().out

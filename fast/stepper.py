@@ -5,6 +5,7 @@ place for the duration of a ``stepping()`` block and runs each call as its own o
 tinygrad compile/link/exec path, so every kernel's inputs are captured exactly as the device saw them."""
 from __future__ import annotations
 import contextlib, time
+import numpy as np
 from dataclasses import dataclass, field
 from typing import cast
 from tinygrad.uop import Ops
@@ -55,12 +56,17 @@ def snapshot(u:UOp) -> bytes|None:
   return bytes(b.as_memoryview(allow_zero_copy=True))
 
 def restore(u:UOp, data:bytes|None) -> None:
-  """write ``data`` into ``u``'s buffer in place; a replicated multi-device buffer gets it on every device"""
+  """write ``data`` into ``u``'s buffer in place; a multi-device tensor gets it on every device: whole where it is
+  replicated, its shard where it is sharded (``data`` is then the whole logical tensor, split on the shard axis)"""
   if data is None: return
-  if isinstance(mb := u.buffer, MultiBuffer):
-    if len(data) != mb.bufs[0].nbytes: raise ValueError(f"restore: {len(data)} bytes for a multi-device buffer of {mb.bufs[0].nbytes} per device")
-    for b in mb.bufs: _restore_one(b, data)
-  else: _restore_one(single_buffer(u), data)
+  if not isinstance(mb := u.buffer, MultiBuffer): return _restore_one(single_buffer(u), data)
+  if u.axis is None: parts = [data] * len(mb.bufs)
+  else:
+    whole = np.frombuffer(data, np.uint8).reshape(*[int(d) for d in u.shape], mb.dtype.itemsize)
+    parts = [np.ascontiguousarray(p).tobytes() for p in np.split(whole, len(mb.bufs), axis=u.axis)]
+  for b, part in zip(mb.bufs, parts):
+    if len(part) != b.nbytes: raise ValueError(f"restore: {len(part)} bytes for the {b.nbytes}-byte shard on {b.device}")
+    _restore_one(b, part)
 
 def _restore_one(b:Buffer, data:bytes) -> None:
   b = b.ensure_allocated()
