@@ -25,7 +25,7 @@ def _target_slot(st:Step) -> int|None:
 
 @contextlib.contextmanager
 def _patched_step(after_step) -> Iterator[dict]:
-  orig, hit = gate_mod.step_captured, {}
+  orig, hit = gate_mod.step_captured, dict[str, object]()
   def faulty(*a, **kw):
     log = orig(*a, **kw)
     if not hit: hit.update(after_step(log))   # the first validated step only: a fault, not a property of the program
