@@ -5,7 +5,12 @@ the eager step (schedule + compile-cached exec, what VALIDATE_WITH_CPU instrumen
 gate step after capture (tensor-level reference, the captured step call by call on the device, the CPU and reference
 check of every call, TinyJit's replay and the byte compare), warm caches; its phases are printed too.
 
-  python bench/train_gate.py [--config tiny] [--layers N] [--reps 3]"""
+Then, in the same run, the gate's recall (``training.faults.launch_recall``: k one-element faults of each kind -- a kernel
+launch's output, an all-reduce copy, one device's copy of a weight -- each asked of the gate's own check for that launch,
+kernels with the sampled and with the full reference side by side) and its false failures: the gate on the stock step
+for ``--seeds`` model/batch seeds, where every FAIL would be false.
+
+  python bench/train_gate.py [--config tiny] [--layers N] [--devices N] [--reps 3] [--recall 20] [--seeds 5]"""
 from __future__ import annotations
 from uopcheck.settings import apply_environment
 apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
@@ -16,6 +21,7 @@ from tinygrad import Tensor
 from uopcheck.training.model import get_config
 from uopcheck.training.trainer import Trainer, TrainConfig
 from uopcheck.training.gate import CPUGate, GateResult
+from uopcheck.training.faults import launch_recall
 
 def median_time(f, reps:int) -> float:
   ts = []
@@ -30,9 +36,13 @@ def main():
   ap.add_argument("--batch-size", type=int, default=8)
   ap.add_argument("--reps", type=int, default=3)
   ap.add_argument("--sample", type=int, default=8, help="k of the sampled reference (edges + k random indices per output range)")
+  ap.add_argument("--devices", type=int, default=1, help="data parallel over CPU:0..N-1 (the all-reduce's kernels and copies gated)")
+  ap.add_argument("--recall", type=int, default=20, help="injected faults per kind for the recall table (0: skip)")
+  ap.add_argument("--seeds", type=int, default=5, help="stock-step gate runs (model and batch seeds) for the false-failure count (0: skip)")
   a = ap.parse_args()
   cfg = get_config(a.config, n_layers=a.layers)
-  tr = Trainer(cfg, TrainConfig(batch_size=a.batch_size))
+  devices = tuple(f"CPU:{i}" for i in range(a.devices)) if a.devices > 1 else None
+  tr = Trainer(cfg, TrainConfig(batch_size=a.batch_size), devices)
   rng = np.random.default_rng(0)
   batch = lambda: rng.integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
   gate = CPUGate(tr, "reports/bench_gate")
@@ -55,7 +65,7 @@ def main():
     rows: dict = {}
     val[mode] = median_time(lambda: gate._validate_step(batch(), 1e-3, res, rows, 0), a.reps)
     assert res.ok, res.table()
-  print(f"config {a.config} ({cfg.n_params()/1e6:.2f}M params, {cfg.n_layers} layers), batch {a.batch_size}x{cfg.seq_len}, "
+  print(f"config {a.config} ({cfg.n_params()/1e6:.2f}M params, {cfg.n_layers} layers), batch {a.batch_size}x{cfg.seq_len} on {a.devices} device(s), "
         f"{len(gate.capture.kernel_indices())} kernel calls per step, {len(rows)} distinct kernels")
   print(f"{'plain step (TinyJit replay)':34s} {jit_s*1e3:10.1f} ms")
   print(f"{'plain step (eager, caches warm)':34s} {eager_s*1e3:10.1f} ms")
@@ -68,5 +78,23 @@ def main():
     for name, base in (("TinyJit replay", jit_s), ("eager step", eager_s)):
       ratio = val[mode] / base
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
+  if a.recall:
+    st = time.perf_counter()
+    rows = launch_recall(gate, batch(), 1e-3, a.recall, seed=0, sample=a.sample)
+    print(f"\nrecall: {a.recall} one-element faults per kind, each alone, asked of the gate's check for that launch "
+          f"({time.perf_counter() - st:.1f} s)")
+    print(f"{'fault':26s} {'n':>4s} {'all-lanes/bytes':>16s} {f'sampled ref k={a.sample}':>18s} {'full ref':>9s} {'gate':>6s}")
+    for r in rows:
+      refs = (f"{r.sampled_ref:>18d} {r.full_ref:>9d}") if r.fault.startswith("kernel") else f"{'n/a':>18s} {'n/a':>9s}"
+      print(f"{r.fault:26s} {r.n:4d} {r.cpu:16d} {refs} {r.any:>4d}/{r.n} {'(100%)' if r.any == r.n else 'MISSED SOME'}")
+  if a.seeds:
+    st, false = time.perf_counter(), []
+    for seed in range(a.seeds):
+      t = Trainer(cfg, TrainConfig(batch_size=a.batch_size, seed=seed), devices)
+      tokens = np.random.default_rng(seed).integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
+      r = CPUGate(t, f"reports/bench_gate/seed{seed}", (a.sample, seed)).run([tokens], 1e-3)
+      if not r.ok: false.append(f"seed {seed}: {r.blame}")
+    print(f"\nfalse failures on the stock step: {len(false)} of {a.seeds} seeds ({time.perf_counter() - st:.0f} s)")
+    for f in false: print(f"  {f}")
 
 if __name__ == "__main__": main()

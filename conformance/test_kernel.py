@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.uop import Ops
-from tinygrad.uop.ops import UPat, PatternMatcher
+from tinygrad.uop.ops import UPat, PatternMatcher, UOp
 from uopcheck import fast
 from uopcheck.check import catalog
 from uopcheck.spec import SpecError
@@ -62,6 +62,11 @@ def test_kernel_out_of_bounds_index_names_kernel_buffer_expr_and_ranges():
     interp.run({0: BufferState.of(np.zeros(10, np.float32)), 1: BufferState.of(np.zeros(4, np.float32))})  # input too small
   msg = str(e.value)
   assert "kernel E_10" in msg and "out-of-bounds INDEX on buffer 1 (size 4)" in msg and "= 4 at r" in msg and "\n" not in msg
+  # a verdict about the program (tinygrad's), not a limit of the reference: the gate and `check` blame the kernel AST for it
+  from uopcheck.spec.errors import KernelFault
+  assert isinstance(e.value, KernelFault)
+  with pytest.raises(SpecError) as e2: KernelInterpreter(ast.replace(src=(*ast.src, UOp(Ops.COPY, dtypes.float))), "E_10").run({})
+  assert not isinstance(e2.value, KernelFault)   # what the reference cannot evaluate stays uopcheck-internal
 
 def test_kernel_interpreter_runs_a_captured_ast():
   x = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -24,6 +24,8 @@ from uopcheck.results import Column, Table, Result
 from uopcheck.fuzz.mutants import Mutant, MUTANTS, BY_ID
 
 DETECTORS = ("check", "graph", "rules", "conformance")
+GATE_DETECTORS = ("gate", "gate-full")   # the training gate, sampled / full reference: its recall (bench/train_gate.py --mutants)
+GATE_STEP = ["--config", "tiny", "--layers", "1", "--seq-len", "16", "--batch-size", "4", "--no-wandb"]
 CONFORMANCE_SUBSET = ["conformance/test_alu.py", "conformance/test_cast.py", "conformance/test_movement.py", "conformance/test_reduce.py",
                       "conformance/test_int_semantics.py", "conformance/test_kernel.py"]
 DEVICE_CONFORMANCE_SUBSET = ["conformance/test_amd_emulated.py", "-m", "not slow"]   # the AMD path in emulation (gfx950 and RDNA3)
@@ -157,7 +159,41 @@ def detect_conformance(m, site, work, opts) -> tuple[bool, str]:
   last = next((ln for ln in reversed(out.splitlines()) if ln.strip()), "")
   return rc not in (0, 5), f"exit {rc}: {last[:120]}"
 
-DETECTOR_FNS = {"check": detect_check, "graph": detect_graph, "rules": detect_rules, "conformance": detect_conformance}
+STEP_DIGEST = """from uopcheck.settings import apply_environment
+apply_environment()
+import hashlib, numpy as np
+from uopcheck.training.model import get_config
+from uopcheck.training.trainer import Trainer, TrainConfig
+tr = Trainer(get_config("tiny", n_layers=1, seq_len=16), TrainConfig(batch_size=4))
+batch = np.random.default_rng(0).integers(0, 258, size=(1, 4, 17))
+for _ in range(2): loss, gnorm = tr.step(batch, 1e-3)
+print(hashlib.sha256(np.float64([loss, gnorm]).tobytes() + b"".join(a.tobytes() for a in tr.snapshot())).hexdigest())
+"""
+
+def step_digest(site:pathlib.Path|None, work) -> str|None:
+  """the bytes two train steps of the gate's small Llama leave (loss, grad norm, every state tensor), hashed; None: it crashed"""
+  rc, out = _run([sys.executable, "-c", STEP_DIGEST], env_for(site), work, 600)
+  last = out.strip().splitlines()[-1:] if rc == 0 else []
+  return last[0] if last and len(last[0]) == 64 else None
+
+def detect_gate(m, site, work, opts, full:bool=False) -> tuple[bool, str]:
+  """``uopcheck train --validate --gate-only`` on the small Llama step under the mutant: caught when the gate refuses to
+  start the run (exit 1, or 5 -- a fault, the wrong label for a mutant, said in the detail). n/a for a mutant that leaves
+  the train step's bytes as they are on stock tinygrad (not live in training) or runs on another device."""
+  if m.device: return False, "n/a"
+  if "stock_step" not in opts: opts["stock_step"] = step_digest(None, work)
+  under = step_digest(site, work)
+  if under is not None and under == opts["stock_step"]: return False, "n/a"
+  out_dir = work / ("gate-full" if full else "gate")
+  rc, out = _run(_cli(["train", *GATE_STEP, "--validate", "--gate-only", "--out", str(out_dir), *(["--gate-full-reference"] if full else [])]),
+                 env_for(site), work, opts.get("gate_timeout", 900))
+  try: blame = json.loads((out_dir / "gate.json").read_text()).get("blame")
+  except (OSError, ValueError): blame = None
+  live = "live in the step" if under is not None else "the step crashes"
+  return rc in (1, 5), f"exit {rc} ({live}){': ' + blame if blame else ''}" + ("; labelled a device fault" if rc == 5 else "")
+
+DETECTOR_FNS = {"check": detect_check, "graph": detect_graph, "rules": detect_rules, "conformance": detect_conformance,
+                "gate": detect_gate, "gate-full": lambda m, site, work, opts: detect_gate(m, site, work, opts, full=True)}
 
 def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detectors:bool=False, progress=print, **opts) -> list[KillRow]:
   mutants = [BY_ID[i] for i in ids] if ids else MUTANTS
@@ -211,7 +247,7 @@ def main(args) -> int:
     return 0
   if unknown := [i for i in (args.ids or []) if i not in BY_ID]: raise SpecError(f"unknown mutant(s) {unknown}; see uopcheck mutate --list")
   dets = tuple(d for d in args.detectors.split(",") if d)
-  if bad := [d for d in dets if d not in DETECTORS]: raise SpecError(f"unknown detector(s) {bad}; known: {', '.join(DETECTORS)}")
+  if bad := [d for d in dets if d not in DETECTOR_FNS]: raise SpecError(f"unknown detector(s) {bad}; known: {', '.join(DETECTOR_FNS)}")
   for m in (BY_ID[i] for i in args.ids) if args.ids else MUTANTS: check_applies(m)   # every edit applies before anything runs
   rows = run(args.ids, dets, args.all_detectors, graph_minutes=args.graph_minutes, workers=args.workers, seed=args.seed)
   from uopcheck.runs import report

@@ -15,7 +15,7 @@ import numpy as np
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes, Invalid, AddrSpace
-from uopcheck.spec.errors import SpecError
+from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.spec.structural import verify
 from uopcheck.spec.optable import op_spec, check_typing, Stage
 from uopcheck.spec.alu import Lanes
@@ -189,7 +189,7 @@ class KernelInterpreter:
       value_of = lambda r: int(np.asarray(self.vals[r].value).reshape(-1)[at[self.axis[r]]]) if iv.value.shape[self.axis[r]] > 1 else 0
       rng = ", ".join(f"{self.names[r]}={value_of(r)}" for r in self.ranges if r in self.open_in[idx]) or "no ranges"
       bad = int(np.broadcast_to(pos, oob.shape)[at])
-      raise SpecError.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
+      raise KernelFault.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
                          f"index {render_expr(idx, self.names)} = {bad} at {rng}")
     return slot, pos, live
 
@@ -214,7 +214,7 @@ class KernelInterpreter:
       differ = same & ~((vs[1:] == vs[:-1]) | (np.isnan(vs[1:].astype(np.float64)) & np.isnan(vs[:-1].astype(np.float64))
                                               if vs.dtype.kind == "f" else False))
       if differ.any():
-        raise SpecError.at(u, f"kernel {self.name}: lanes write different values to one element of buffer {slot}",
+        raise KernelFault.at(u, f"kernel {self.name}: lanes write different values to one element of buffer {slot}",
                            f"element {int(ps[1:][differ][0])} (a race)")
     b.value[p] = vv.astype(b.value.dtype)
     b.undefined[p] = uu

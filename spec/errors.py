@@ -23,3 +23,9 @@ class SpecError(Exception):
     try: shape = u._shape
     except Exception: shape = "?"
     return cls(rule, getattr(u, "op", u), getattr(u, "dtype", None), shape, detail)
+
+
+class KernelFault(SpecError):
+  """The kernel AST itself is undefined where it ran: an INDEX out of its buffer's bounds, or lanes that write different
+  values to one element (a race). A verdict about the program tinygrad made -- its scheduler or codegen -- never a limit
+  of uopcheck's reference (those stay plain SpecErrors: uopcheck-internal)."""

@@ -7,8 +7,12 @@ byte of one device's copy of a replicated weight after the step's launches (a br
 outside any checked launch). Nothing here changes tinygrad: a compiler bug is injected with a mutant (``fuzz/mutants.py``)."""
 from __future__ import annotations
 import contextlib
+from dataclasses import dataclass, replace
 from typing import Iterator
+import numpy as np
+from tinygrad.device import MultiBuffer
 from uopcheck.fast.stepper import Step, snapshot, restore, single_buffer
+from uopcheck.fast.jit_capture import step_captured, jit_inputs
 from uopcheck.training import gate as gate_mod
 
 def flip_element(raw:bytes, itemsize:int, element:int) -> bytes:
@@ -59,3 +63,56 @@ def diverge_replica(trainer, tensor:int=0, device:int=1):
     restore(u, flip_element(snapshot(u) or b"", b.dtype.itemsize, b.size // 2))
     return {"tensor": tensor, "device": str(b.device)}
   return _patched_step(hit)
+
+@dataclass
+class RecallRow:
+  """what the per-launch checks catch of ``n`` injected one-element faults of one kind"""
+  fault: str
+  n: int = 0
+  cpu: int = 0          # caught by the all-lanes check against the CPU (kernels) / the byte compare (copies) / replica compare
+  sampled_ref: int = 0  # caught by the reference on sampled lanes
+  full_ref: int = 0     # caught by the reference on every lane
+  any: int = 0          # caught by the gate (any of its checks)
+
+def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[RecallRow]:
+  """Replay the captured step once, then inject ``k`` faults of each kind -- one element of a random kernel launch's output,
+  one element of a random device-to-device copy, one element of one device's copy of a random replicated state tensor --
+  each alone, each at a random element, and ask the gate's own check for that launch (``check_step_kernel`` with the
+  sampled and the full reference, ``check_copy``, ``CPUGate._check_replicas``) whether it sees it. The state is restored."""
+  rng = np.random.default_rng(seed)
+  tr, before = gate.trainer, gate.trainer.snapshot()
+  log = step_captured(gate.capture, jit_inputs(gate._step_inputs(batch, lr)))
+  rows = {kind: RecallRow(kind) for kind in ("kernel output element", "all-reduce copy element", "replica of a weight")}
+  pools = {"kernel output element": [st for st in log.steps if st.kind == "kernel" and _target_slot(st) is not None],
+           "all-reduce copy element": [st for st in log.steps if st.kind == "copy" and _target_slot(st) is not None]}
+  for kind, pool in pools.items():
+    for _ in range(k if pool else 0):
+      st = pool[int(rng.integers(len(pool)))]
+      slot = _target_slot(st)
+      assert slot is not None
+      b = single_buffer(gate_mod._args(st.call)[slot])
+      after = list(st.after)
+      after[slot] = flip_element(after[slot] or b"", b.dtype.itemsize, int(rng.integers(b.size)))
+      bad, row = replace(st, after=after), rows[kind]
+      row.n += 1
+      if st.kind == "copy":
+        caught = not gate_mod.check_copy(bad)[0]
+        row.cpu += caught; row.any += caught
+        continue
+      vv = {**log.var_vals, **st.device_vars}
+      v = gate_mod.check_step_kernel(bad, vv, (sample, int(rng.integers(1 << 30))))
+      full = gate_mod.check_step_kernel(bad, vv, None)
+      row.cpu += not v.cpu_ok; row.sampled_ref += not v.ref_ok; row.full_ref += not full.ref_ok; row.any += not (v.cpu_ok and v.ref_ok)
+  replicated = [i for i, t in enumerate(tr.state_tensors()) if isinstance(t.uop.buffer, MultiBuffer) and t.uop.axis is None]
+  for _ in range(k if replicated else 0):
+    i = replicated[int(rng.integers(len(replicated)))]
+    u = tr.state_tensors()[i].uop.mselect(1)
+    b, raw = single_buffer(u), snapshot(u)
+    restore(u, flip_element(raw or b"", b.dtype.itemsize, int(rng.integers(b.size))))
+    res = gate_mod.GateResult()
+    gate._check_replicas(res, 0)
+    restore(u, raw)
+    row = rows["replica of a weight"]
+    row.n += 1; row.cpu += not res.replicas_ok; row.any += not res.replicas_ok
+  tr.restore(before)
+  return [r for r in rows.values() if r.n]

@@ -434,7 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
   mu.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog; see --list)")
   mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
-  mu.add_argument("--detectors", default="check,graph,rules,conformance", help="comma-separated, run in this order; 'none' for witnesses only")
+  mu.add_argument("--detectors", default="check,graph,rules,conformance", 
+                  help="comma-separated, run in this order (also: gate, gate-full -- the training gate); 'none' for witnesses only")
   mu.add_argument("--all-detectors", action="store_true", help="run every detector on every mutant (default: stop at the first that catches it)")
   mu.add_argument("--graph-minutes", type=positive(float), default=1.0, help="length of the graph-fuzz campaign per mutant")
   mu.add_argument("--workers", type=positive(int), default=1, help="graph-fuzz workers per mutant")

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp
-from uopcheck.spec.errors import SpecError
+from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.results import Column, Table, Result
 from uopcheck.results.render import TERM
 from uopcheck.spec.compare import compare
@@ -123,6 +123,8 @@ def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
 
+KERNEL_AST = "kernel AST"   # the stage blamed when the kernel AST itself is undefined (spec.errors.KernelFault): a tinygrad bug
+
 def check_kernel_step(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None) -> tuple[KernelCheck, dict[int, BufferState]|None]:
   """Run one scheduled kernel's AST on the device's inputs with the reference; compare its stored buffers -- every element,
   or with ``sample=(k, seed)`` the elements the sampled lanes store (``KernelInterpreter``: edges and k random indices of
@@ -133,6 +135,9 @@ def check_kernel_step(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
   bufs = {i: _state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}
   st = time.perf_counter()
   try: out = interp.run(bufs)
+  except KernelFault as e:   # the AST reads or writes out of bounds, or races: tinygrad's program is wrong, not the reference
+    kc.ok, kc.error, kc.stage = False, str(e), KERNEL_AST
+    return kc, None
   except SpecError as e:
     kc.ok, kc.error, kc.stage = False, str(e), "reference"
     return kc, None
@@ -246,12 +251,12 @@ def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -
       res.undefined_introduced += int(introduced.sum())
     if not c_chain.ok and not res.message: res.message = f"kernel chain vs tensor ref: {c_chain.summary()}"
   bad = next((k for k in res.kernels if not k.ok), None)
-  if bad is not None and bad.stage != "reference":
+  if bad is not None and bad.stage not in ("reference", KERNEL_AST):
     bad.stage = triage_runtime(log.steps[bad.index], log, hcq2)
     res.blame, res.blamed_kernel = bad.stage, bad.name
     res.message = f"buffer {bad.buffer} first differs at {bad.first_index}: ref={bad.ref_value!r} fast={bad.fast_value!r}"
   elif bad is not None:
-    res.blame, res.blamed_kernel, res.message = "reference", bad.name, bad.error
+    res.blame, res.blamed_kernel, res.message = bad.stage, bad.name, bad.error
   elif not res.chain_ok:
     res.blame = "scheduler"
   elif not res.tensor_ok and res.undefined_introduced:
