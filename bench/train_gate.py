@@ -10,7 +10,11 @@ launch's output, an all-reduce copy, one device's copy of a weight -- each asked
 kernels with the sampled and with the full reference side by side) and its false failures: the gate on the stock step
 for ``--seeds`` model/batch seeds, where every FAIL would be false.
 
-  python bench/train_gate.py [--config tiny] [--layers N] [--devices N] [--reps 3] [--recall 20] [--seeds 5]"""
+And the mutants of tinygrad (``fuzz/mutants.py``, the CPU path) that are live in the training step -- its bytes differ
+from stock -- each asked of the gate with the sampled and with the full reference (``uopcheck mutate``'s gate detectors).
+
+  python bench/train_gate.py [--config tiny] [--layers N] [--devices N] [--reps 3] [--recall 20] [--seeds 5]
+                             [--mutants all|none|ID,ID] [--skip overhead,recall,seeds]"""
 from __future__ import annotations
 from uopcheck.settings import apply_environment
 apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
@@ -39,17 +43,34 @@ def main():
   ap.add_argument("--devices", type=int, default=1, help="data parallel over CPU:0..N-1 (the all-reduce's kernels and copies gated)")
   ap.add_argument("--recall", type=int, default=20, help="injected faults per kind for the recall table (0: skip)")
   ap.add_argument("--seeds", type=int, default=5, help="stock-step gate runs (model and batch seeds) for the false-failure count (0: skip)")
+  ap.add_argument("--mutants", default="all", help="mutant ids (comma-separated), all (the CPU catalog) or none")
+  ap.add_argument("--skip", default="", help="sections to leave out: overhead, recall, seeds")
   a = ap.parse_args()
+  skip = set(a.skip.split(",")) - {""}
   cfg = get_config(a.config, n_layers=a.layers)
   devices = tuple(f"CPU:{i}" for i in range(a.devices)) if a.devices > 1 else None
   tr = Trainer(cfg, TrainConfig(batch_size=a.batch_size), devices)
   rng = np.random.default_rng(0)
   batch = lambda: rng.integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
   gate = CPUGate(tr, "reports/bench_gate")
+  if skip >= {"overhead", "recall"}: return seeds_and_mutants(a, cfg, devices, skip)
   st = time.perf_counter()
   first = gate.run([batch()], 1e-3)   # capture + first validated step (cold: compiles the CPU and HCQ2 programs)
   cold = time.perf_counter() - st
   assert first.ok, first.table()
+  if "overhead" not in skip: overhead(a, cfg, tr, gate, batch, cold)
+  if "recall" not in skip:
+    st = time.perf_counter()
+    rows = launch_recall(gate, batch(), 1e-3, a.recall, seed=0, sample=a.sample)
+    print(f"\nrecall: {a.recall} one-element faults per kind, each alone, asked of the gate's check for that launch "
+          f"({time.perf_counter() - st:.1f} s)")
+    print(f"{'fault':26s} {'n':>4s} {'all-lanes/bytes':>16s} {f'sampled ref k={a.sample}':>18s} {'full ref':>9s} {'gate':>6s}")
+    for r in rows:
+      refs = (f"{r.sampled_ref:>18d} {r.full_ref:>9d}") if r.fault.startswith("kernel") else f"{'n/a':>18s} {'n/a':>9s}"
+      print(f"{r.fault:26s} {r.n:4d} {r.cpu:16d} {refs} {r.any:>4d}/{r.n} {'(100%)' if r.any == r.n else 'MISSED SOME'}")
+  seeds_and_mutants(a, cfg, devices, skip)
+
+def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
   jit_s = median_time(lambda: tr.step(batch(), 1e-3), max(a.reps, 5))
   def eager():
     tok, lr = tr.step_inputs(batch(), 1e-3)
@@ -66,7 +87,8 @@ def main():
     val[mode] = median_time(lambda: gate._validate_step(batch(), 1e-3, res, rows, 0), a.reps)
     assert res.ok, res.table()
   print(f"config {a.config} ({cfg.n_params()/1e6:.2f}M params, {cfg.n_layers} layers), batch {a.batch_size}x{cfg.seq_len} on {a.devices} device(s), "
-        f"{len(gate.capture.kernel_indices())} kernel calls per step, {len(rows)} distinct kernels")
+        f"{len(gate.capture.kernel_indices())} captured kernel calls, {res.calls // a.reps} launches per step (kernels per device + copies), "
+        f"{len(rows)} distinct kernels and copies")
   print(f"{'plain step (TinyJit replay)':34s} {jit_s*1e3:10.1f} ms")
   print(f"{'plain step (eager, caches warm)':34s} {eager_s*1e3:10.1f} ms")
   for mode, res in results.items():
@@ -78,16 +100,9 @@ def main():
     for name, base in (("TinyJit replay", jit_s), ("eager step", eager_s)):
       ratio = val[mode] / base
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
-  if a.recall:
-    st = time.perf_counter()
-    rows = launch_recall(gate, batch(), 1e-3, a.recall, seed=0, sample=a.sample)
-    print(f"\nrecall: {a.recall} one-element faults per kind, each alone, asked of the gate's check for that launch "
-          f"({time.perf_counter() - st:.1f} s)")
-    print(f"{'fault':26s} {'n':>4s} {'all-lanes/bytes':>16s} {f'sampled ref k={a.sample}':>18s} {'full ref':>9s} {'gate':>6s}")
-    for r in rows:
-      refs = (f"{r.sampled_ref:>18d} {r.full_ref:>9d}") if r.fault.startswith("kernel") else f"{'n/a':>18s} {'n/a':>9s}"
-      print(f"{r.fault:26s} {r.n:4d} {r.cpu:16d} {refs} {r.any:>4d}/{r.n} {'(100%)' if r.any == r.n else 'MISSED SOME'}")
-  if a.seeds:
+
+def seeds_and_mutants(a, cfg, devices, skip:set[str]) -> None:
+  if a.seeds and "seeds" not in skip:
     st, false = time.perf_counter(), []
     for seed in range(a.seeds):
       t = Trainer(cfg, TrainConfig(batch_size=a.batch_size, seed=seed), devices)
@@ -96,5 +111,23 @@ def main():
       if not r.ok: false.append(f"seed {seed}: {r.blame}")
     print(f"\nfalse failures on the stock step: {len(false)} of {a.seeds} seeds ({time.perf_counter() - st:.0f} s)")
     for f in false: print(f"  {f}")
+  if a.mutants != "none": mutant_recall(None if a.mutants == "all" else a.mutants.split(","))
+
+def mutant_recall(ids:list[str]|None) -> None:
+  from uopcheck.fuzz import mutate
+  from uopcheck.fuzz.mutants import MUTANTS
+  ids = ids or [m.id for m in MUTANTS if not m.device]
+  st = time.perf_counter()
+  rows = mutate.run(ids, mutate.GATE_DETECTORS, all_detectors=True, progress=lambda s: print(s, flush=True))
+  print(f"\nmutants of tinygrad (CPU path) against the gate, sampled vs full reference ({time.perf_counter() - st:.0f} s)")
+  print(f"{'mutant':28s} {'live in the step':18s} {'sampled':>8s} {'full':>8s}  detail")
+  counts = {"sampled": 0, "full": 0, "live": 0}
+  for r in rows:
+    g, f = r.detectors.get("gate", "n/a"), r.detectors.get("gate-full", "n/a")
+    live = "no (witness only)" if g == "n/a" else "yes" if r.live.startswith("live") else r.live
+    if g != "n/a" and r.live.startswith("live"):
+      counts["live"] += 1; counts["sampled"] += g.startswith("caught"); counts["full"] += f.startswith("caught")
+    print(f"{r.mutant:28s} {live:18s} {g.split(':')[0]:>8s} {f.split(':')[0]:>8s}  {g.split(': ', 1)[-1][:90]}")
+  print(f"live in the step: {counts['live']}; caught sampled {counts['sampled']}/{counts['live']}, full {counts['full']}/{counts['live']}")
 
 if __name__ == "__main__": main()

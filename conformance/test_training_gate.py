@@ -237,6 +237,23 @@ def test_gate_catches_faults_in_a_data_parallel_step_each_where_it_lands(tmp_pat
   # and nothing was left behind: the same gate on the same step, no fault, passes
   assert g.run(_batches(1), 1e-3).ok
 
+def test_step_reference_skip_is_reported_and_its_failure_is_never_a_scheduler_verdict(tmp_path, monkeypatch, capsys):
+  """At scale the numpy step reference is skipped by estimate (reported, never silent); when it cannot evaluate the step
+  -- here its memory bound set to 1 KiB -- that is uopcheck's own limit: exit 3, not a scheduler bug (exit 1)."""
+  from uopcheck.training.gate import step_reference_flops
+  from uopcheck.settings import GATE_STEP_REFERENCE_MAX_FLOPS
+  assert step_reference_flops(get_config("tiny"), TrainConfig(batch_size=8)) < GATE_STEP_REFERENCE_MAX_FLOPS   # auto: checked here
+  assert step_reference_flops(get_config("llama3-8b"), TrainConfig(batch_size=16)) > 1e3 * GATE_STEP_REFERENCE_MAX_FLOPS
+  rc = main(["train", *SMALL, "--validate", "--gate-only", "--gate-step-reference", "off", "--out", str(tmp_path / "off")])
+  out = capsys.readouterr().out
+  assert rc == 0 and "NOT CHECKED (skipped: --gate-step-reference off" in out and "gate: PASS" in out
+  assert json.loads((tmp_path / "off" / "gate.json").read_text())["step_reference"].startswith("skipped")
+  monkeypatch.setenv("UOPCHECK_MAX_REF_BYTES", "1024")
+  rc = main(["train", *SMALL, "--validate", "--gate-only", "--out", str(tmp_path / "bound")])
+  report = json.loads((tmp_path / "bound" / "gate.json").read_text())
+  assert rc == 3 and report["step_reference"].startswith("failed") and report["blame"].startswith("uopcheck-internal"), report["blame"]
+  assert report["step_ok"] and all(k["ok"] for k in report["kernels"])
+
 def test_gate_downgrade_is_reported(tmp_path, capsys):
   rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--gate-seq-len", "8", "--out", str(tmp_path)])
   out = capsys.readouterr().out

@@ -61,6 +61,10 @@ FLOAT_PROBE_COMBOS = 48            # probe combinations of a rule's free float c
 # the training gate (training/gate.py): a kernel that fails is re-run this many times from its recorded inputs on fresh
 # buffers; the same wrong bytes every time is a compiler/runtime bug, anything else a nondeterministic device fault
 GATE_RERUNS = 3
+# the gate's step-level (tensor) reference runs in numpy on the host: with --gate-step-reference auto (the default) it is
+# evaluated when its estimated cost (training.gate.step_reference_flops: fwd+bwd, twice) is at most this, else skipped
+# and the skip reported (README "Training": ~10-20 GFLOP/s measured here, so ~1-2 min)
+GATE_STEP_REFERENCE_MAX_FLOPS = 1e12
 # inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
 MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
 MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
