@@ -106,30 +106,16 @@ def test_gate_catches_a_jit_replay_that_differs_from_its_kernels(tmp_path, monke
   res = CPUGate(tr, tmp_path).run(_batches(1), 1e-3)
   assert all(r.ok for r in res.rows) and not res.replay_ok and not res.ok and res.blame == "JIT replay", res.table()
 
-@pytest.mark.slow
-def _corrupting_one_lane(monkeypatch):
-  """a device fault: one byte of one kernel's output, as the device wrote it during the checked step, flipped once"""
-  orig = gate_mod.step_captured
-  def faulty(*a, **kw):
-    log = orig(*a, **kw)
-    for st in log.steps:
-      slots = [i for i in gate_mod._stored_slots(st.call.src[0]) if st.after[i]] if st.kind == "kernel" else []
-      if slots:
-        raw, size = bytearray(st.after[slots[0]]), gate_mod._args(st.call)[slots[0]].buffer.dtype.itemsize
-        raw[(len(raw) // 2 // size) * size + size - 1] ^= 0x40   # the top byte of the middle element (little-endian): far off
-        st.after[slots[0]] = bytes(raw)
-        break
-    return log
-  monkeypatch.setattr(gate_mod, "step_captured", faulty)
-
-def test_gate_tells_a_nondeterministic_device_fault_from_a_compiler_bug(tmp_path, monkeypatch):
-  _corrupting_one_lane(monkeypatch)
-  res = CPUGate(_trainer(), tmp_path).run(_batches(1), 1e-3)
+def test_gate_tells_a_nondeterministic_device_fault_from_a_compiler_bug(tmp_path):
+  """a device fault: one element of the first kernel launch's output, as the device wrote it during the checked step,
+  flipped once (training.faults): the all-lanes CPU check sees it, and the re-run from the same inputs writes other bytes"""
+  from uopcheck.training.faults import corrupt_launch
+  with corrupt_launch("kernel", 0) as hit: res = CPUGate(_trainer(), tmp_path).run(_batches(1), 1e-3)
   bad = [r for r in res.rows if not r.ok]
-  assert len(bad) == 1 and not bad[0].cpu_ok, res.table()   # the all-lanes check against the CPU sees the one lane
+  assert hit["launch"] is not None and len(bad) == 1 and not bad[0].cpu_ok, res.table()
   assert bad[0].rerun == "nondeterministic" and "re-run 1 of" in bad[0].rerun_detail, bad[0]
   assert res.fault and res.blame.startswith("nondeterministic device fault"), res.table()
-  rc = main(["train", *SMALL, "--steps", "2", "--validate", "--gate-only", "--out", str(tmp_path / "cli")])
+  with corrupt_launch("kernel", 0): rc = main(["train", *SMALL, "--steps", "2", "--validate", "--gate-only", "--out", str(tmp_path / "cli")])
   assert rc == 5 and json.loads((tmp_path / "cli" / "gate.json").read_text())["fault"]
 
 def test_train_cli_trains_tiny_behind_the_gate_and_the_loss_falls(tmp_path):

@@ -8,6 +8,7 @@ planned linear twice: with each call's kernel AST (as rangeify made it) and with
 (HCQ2 when on), with every argument buffer snapshotted before and after, which is what a per-kernel check needs."""
 from __future__ import annotations
 import contextlib, time
+from typing import Iterator
 from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
@@ -79,9 +80,16 @@ def jit_inputs(args:tuple, kwargs:dict|None=None) -> tuple[UOp, ...]:
 def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int]|None=None) -> StepLog:
   """Run the captured, compiled calls one at a time on ``inputs``; each Step holds the kernel-AST call (buffers
   resolved) so the reference can interpret it, and the bytes of every argument before and after the device ran it; a call
-  over multi-device buffers is one Step per device (``per_device_calls``)."""
-  if len(inputs) != cap.n_inputs: raise SpecError(f"the JIT was captured with {cap.n_inputs} inputs, got {len(inputs)}")
+  over multi-device buffers is one Step per device (``per_device_calls``). Every Step is kept: ``iter_captured`` streams."""
   log = StepLog(var_vals=dict(var_vals or {}))
+  log.steps.extend(iter_captured(cap, inputs, log.var_vals))
+  return log
+
+def iter_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int]) -> Iterator[Step]:
+  """``step_captured`` one launch at a time: each Step is yielded as soon as the device ran it and is not kept, so a
+  checker that drops it holds one launch's argument bytes at a time, whatever the size of the step."""
+  if len(inputs) != cap.n_inputs: raise SpecError(f"the JIT was captured with {cap.n_inputs} inputs, got {len(inputs)}")
+  n = 0
   for ast_call, prg_call in zip(cap.ast_calls, cap.program_calls):
     call, prg = resolve_args(ast_call, inputs), resolve_args(prg_call, inputs)
     launches = per_device_calls(call)   # one per device for a call over multi-device buffers
@@ -92,9 +100,9 @@ def step_captured(cap:JitCapture, inputs:tuple[UOp, ...], var_vals:dict[str, int
       ins: list[UOp] = []
       hit = cap.linked[prg.key] = (tg_realize.link_linear(tg_realize.compile_linear(UOp(Ops.LINEAR, src=(prg,)), input_uops=ins)), ins)
     st = time.perf_counter()
-    tg_realize.run_linear(hit[0], log.var_vals, input_uops=hit[1], update_stats=False, jit=True, wait=True)
+    tg_realize.run_linear(hit[0], var_vals, input_uops=hit[1], update_stats=False, jit=True, wait=True)
     dt = time.perf_counter() - st
     name = prg_call.src[0].arg.name if prg_call.src[0].op is Ops.PROGRAM else ""
     for (c, dvars), b in zip(launches, before):
-      log.steps.append(Step(len(log.steps), c, b, [snapshot(a) for a in c.src[1:] if not a.is_bound_var], dt / len(launches), name, dvars))
-  return log
+      yield Step(n, c, b, [snapshot(a) for a in c.src[1:] if not a.is_bound_var], dt / len(launches), name, dvars)
+      n += 1

@@ -28,41 +28,44 @@ def _target_slot(st:Step) -> int|None:
   return next((i for i in slots if st.after[i]), None)
 
 @contextlib.contextmanager
-def _patched_step(after_step) -> Iterator[dict]:
-  orig, hit = gate_mod.step_captured, dict[str, object]()
+def _patched_stream(on_step=None, at_end=None) -> Iterator[dict]:
+  """the gate's stream of launches (``iter_captured``) with ``on_step(step) -> dict|None`` called on each launch before the
+  gate sees it, and ``at_end() -> dict`` after the last; in the first validated step only (a fault, not a property of
+  the program). Yields the dict the hook that fired returned."""
+  orig, hit = gate_mod.iter_captured, dict[str, object]()
   def faulty(*a, **kw):
-    log = orig(*a, **kw)
-    if not hit: hit.update(after_step(log))   # the first validated step only: a fault, not a property of the program
-    return log
-  gate_mod.step_captured = faulty
+    first = not hit
+    for st in orig(*a, **kw):
+      if first and on_step is not None and not hit and (h := on_step(st)): hit.update(h)
+      yield st
+    if first and at_end is not None: hit.update(at_end())
+  gate_mod.iter_captured = faulty
   try: yield hit
-  finally: gate_mod.step_captured = orig
+  finally: gate_mod.iter_captured = orig
 
 def corrupt_launch(kind:str, which:int, element:int|None=None):
-  """The ``which``-th launch (modulo their number) of ``kind`` ("kernel" or "copy") writes one element wrong, once:
+  """The ``which``-th launch of ``kind`` ("kernel" or "copy") that wrote an output writes one element wrong, once:
   ``element`` (modulo the buffer's size), or its middle one. Yields a dict that names the launch hit."""
-  def hit(log) -> dict:
-    launches = [st for st in log.steps if st.kind == kind and _target_slot(st) is not None]
-    if not launches: return {"launch": None}
-    st = launches[which % len(launches)]
-    slot = _target_slot(st)
-    assert slot is not None
+  seen = [0]
+  def on_step(st:Step) -> dict|None:
+    if st.kind != kind or (slot := _target_slot(st)) is None: return None
+    seen[0] += 1
+    if seen[0] - 1 != which: return None
     b = single_buffer(gate_mod._args(st.call)[slot])
     el = b.size // 2 if element is None else element % b.size
     st.after[slot] = flip_element(st.after[slot] or b"", b.dtype.itemsize, el)
     return {"launch": st.index, "name": st.name or kind, "slot": slot, "element": el, "device": str(b.device)}
-  return _patched_step(hit)
+  return _patched_stream(on_step=on_step)
 
 def diverge_replica(trainer, tensor:int=0, device:int=1):
   """After the step's launches, device ``device``'s copy of replicated state tensor ``tensor`` has its middle element's
   top byte flipped (``flip_element``). Needs a data-parallel trainer."""
-  def hit(log) -> dict:
-    t = trainer.state_tensors()[tensor]
-    u = t.uop.mselect(device)
+  def at_end() -> dict:
+    u = trainer.state_tensors()[tensor].uop.mselect(device)
     b = single_buffer(u)
     restore(u, flip_element(snapshot(u) or b"", b.dtype.itemsize, b.size // 2))
     return {"tensor": tensor, "device": str(b.device)}
-  return _patched_step(hit)
+  return _patched_stream(at_end=at_end)
 
 @dataclass
 class RecallRow:

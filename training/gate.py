@@ -42,7 +42,7 @@ from uopcheck.ref.kernel_interp import KernelInterpreter
 from uopcheck.fast.runner import hcq2_mode, hcq2_active
 from uopcheck.fast.stepper import Step, snapshot, restore, run_call, single_buffer
 from uopcheck.check.kernel import check_kernel_step, tolerance_for, KERNEL_AST
-from uopcheck.fast.jit_capture import JitCapture, recording_jit, step_captured, jit_inputs
+from uopcheck.fast.jit_capture import JitCapture, recording_jit, iter_captured, jit_inputs
 from uopcheck.settings import GATE_RERUNS, GATE_STEP_REFERENCE_MAX_FLOPS
 
 @dataclass
@@ -346,6 +346,7 @@ class CPUGate:
     self.trainer, self.out_dir, self.sample, self.step_reference = trainer, pathlib.Path(out_dir), sample, step_reference
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
+    self.launches: int|None = None   # launches of one validated step (per device; copies included), once one has run
     self.twin: Any = None    # data parallel: the one-device trainer the step-level reference evaluates (``_twin``)
 
   def _step_inputs(self, batch:np.ndarray, lr:float) -> tuple[Tensor, Tensor]:
@@ -387,16 +388,20 @@ class CPUGate:
     tok, lr_t = self._step_inputs(batch, lr)
     ref_tr, lazy, ref, shaken = self._reference(batch, lr, before, b, res)
     t0 = res.timed("tensor-level reference", t0)
-    # the captured step, kernel by kernel, on the device's own path
-    log = step_captured(cap, jit_inputs((tok, lr_t)))
-    t0 = res.timed("device, call by call", t0)
-    launches = [st for st in log.steps if st.kind in ("kernel", "copy")]
-    for step in bar(launches, f"gate step {b}: device vs CPU vs reference", unit="launches"):
+    # the captured step, launch by launch on the device's own path, each launch checked as soon as it ran and then
+    # dropped: the gate holds one launch's argument bytes at a time, whatever the size of the step
+    var_vals0: dict[str, int] = {}
+    device_s, st0 = 0.0, time.perf_counter()
+    launches = 0
+    for step in bar(iter_captured(cap, jit_inputs((tok, lr_t)), var_vals0), f"gate step {b}: device vs CPU vs reference",
+                    total=self.launches, unit="launches"):   # the total: the previous validated step's count
+      device_s, launches = device_s + step.device_s, launches + 1
+      if step.kind not in ("kernel", "copy"): continue
       res.calls += 1
       if step.kind == "copy":
         self._check_copy(step, res, rows, b)
         continue
-      var_vals = {**log.var_vals, **step.device_vars}
+      var_vals = {**var_vals0, **step.device_vars}
       if (row := rows.get(key := step.call.src[0].key)) is None:
         name = ansistrip(step.name) or f"kernel{step.index}"
         same = sum(1 for r in rows.values() if r.name.split(" #")[0] == name)  # distinct ASTs can share a program name
@@ -413,7 +418,9 @@ class CPUGate:
         if not v.detail.startswith("reference:"): row.rerun, row.rerun_detail = rerun_verdict(step, var_vals, GATE_RERUNS)
         row.reproducer = str(save_reproducer(self.out_dir / f"step{b}_call{step.index}_{_file_name(row.name)}.kernel.json",
                                              step, var_vals, v.detail))
-    t0 = res.timed("per-kernel CPU + ref checks", t0)
+    res.phases["device, call by call"] = res.phases.get("device, call by call", 0.0) + device_s
+    self.launches = launches
+    t0 = res.timed("per-launch CPU + ref checks", st0 + device_s)
     stepped = [t.numpy().copy() for t in tr.jit_step.captured.ret] + tr.snapshot()
     self._check_replicas(res, b)
     if ref is not None: self._compare_reference(ref_tr, lazy, ref, shaken, stepped, res)
