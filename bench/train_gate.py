@@ -18,13 +18,14 @@ from stock -- each asked of the gate with the sampled and with the full referenc
 from __future__ import annotations
 from uopcheck.settings import apply_environment
 apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
-import argparse, statistics, time
+import argparse, os, statistics, time
 import numpy as np
 import uopcheck  # noqa: F401
 from tinygrad import Tensor
 from uopcheck.training.model import get_config
 from uopcheck.training.trainer import Trainer, TrainConfig
-from uopcheck.training.gate import CPUGate, GateResult
+from uopcheck.training.gate import CPUGate, GateResult, step_reference_flops
+from uopcheck.settings import GATE_STEP_REFERENCE_MAX_FLOPS
 from uopcheck.training.faults import launch_recall
 
 def median_time(f, reps:int) -> float:
@@ -100,6 +101,36 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
     for name, base in (("TinyJit replay", jit_s), ("eager step", eager_s)):
       ratio = val[mode] / base
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
+  print(f"{'whole gate (capture + 1 validated step) / one TinyJit step':58s} {cold / jit_s:8.1f}x")
+  extrapolate(a, cfg, results[f"sampled reference (k={a.sample})"], a.reps)
+
+def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", devices:int=8, batch:int=16, accum:int=8) -> None:
+  """The gate's cost for ``target`` on ``devices`` GPUs, from the rates measured here: FLOPs of one fwd+bwd step
+  (step_reference_flops / 2) at the CPU re-run's and the tensor reference's measured FLOP/s, the sampled reference's
+  seconds per launch scaled by the reduction lengths, launches scaled by layers, devices and accumulation, and host
+  memory for the largest launch (its bytes before and after plus the CPU's copy) and three state snapshots."""
+  tcfg = get_config(target)
+  f_here = step_reference_flops(cfg, TrainConfig(batch_size=a.batch_size)) / 2
+  f_there = step_reference_flops(tcfg, TrainConfig(batch_size=batch, grad_accum=accum)) / 2
+  ph = {k: v / reps for k, v in res.phases.items()}
+  launches = res.calls / reps
+  launches_there = launches * (tcfg.n_layers / cfg.n_layers) * (devices / a.devices) * accum
+  cpu_s = ph.get("(in checks) CPU re-run", 0.0) * f_there / f_here
+  ref_per_launch = ph.get("(in checks) reference", 0.0) / launches * (tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len)
+  tref_s = ph.get("tensor-level reference", 0.0) * f_there / f_here
+  largest = (batch // devices) * tcfg.seq_len * tcfg.vocab_size * 4       # the logits of one device, float32
+  state = 3 * tcfg.n_params() * 4                                          # weights, Adam m and v, float32
+  print(f"\nextrapolated to {target} on {devices} devices (batch {batch} x {accum} accumulation of {tcfg.seq_len} tokens; "
+        f"{f_there:.2g} FLOP per step vs {f_here:.2g} here):")
+  print(f"  launches per step          ~{launches_there:,.0f} (here {launches:,.0f}, scaled by layers, devices, accumulation)")
+  print(f"  CPU re-run, all lanes      ~{cpu_s / 3600:,.0f} h on this machine's {os.cpu_count()} cores "
+        f"({f_here / max(ph.get('(in checks) CPU re-run', 1e-9), 1e-9) / 1e9:.2f} GFLOP/s measured) -- dominates")
+  print(f"  reference, sampled lanes   ~{ref_per_launch * launches_there / 3600:,.1f} h ({ref_per_launch * 1e3:.1f} ms per launch, "
+        f"reductions {(tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len):.0f}x longer)")
+  print(f"  step-level reference      ~{tref_s / 3600:,.0f} h if run: --gate-step-reference auto skips it "
+        f"({2 * f_there:.2g} FLOP > GATE_STEP_REFERENCE_MAX_FLOPS {GATE_STEP_REFERENCE_MAX_FLOPS:.2g})")
+  print(f"  host memory                ~{(3 * largest + 3 * state) / 2**30:,.0f} GiB: the largest launch 3x {largest / 2**30:.1f} GiB "
+        f"(before, after, the CPU's copy; streamed: one launch at a time) + 3 state snapshots of {state / 2**30:.0f} GiB")
 
 def seeds_and_mutants(a, cfg, devices, skip:set[str]) -> None:
   if a.seeds and "seeds" not in skip:

@@ -240,6 +240,21 @@ def test_step_reference_skip_is_reported_and_its_failure_is_never_a_scheduler_ve
   assert rc == 3 and report["step_reference"].startswith("failed") and report["blame"].startswith("uopcheck-internal"), report["blame"]
   assert report["step_ok"] and all(k["ok"] for k in report["kernels"])
 
+def test_a_step_that_crashes_on_the_device_is_a_finding_not_an_internal_error(tmp_path, monkeypatch, capsys):
+  """tinygrad raising while the step runs (here: the device hangs at the third launch of the validated replay) means the
+  run cannot start either: the gate fails with exit 1 and says where, never exit 3 ('a bug in uopcheck')."""
+  orig = gate_mod.iter_captured
+  def hanging(*a, **kw):
+    for i, st in enumerate(orig(*a, **kw)):
+      if i == 2: raise RuntimeError("CPU hang detected")
+      yield st
+  monkeypatch.setattr(gate_mod, "iter_captured", hanging)
+  rc = main(["train", *SMALL, "--validate", "--gate-only", "--out", str(tmp_path)])
+  report = json.loads((tmp_path / "gate.json").read_text())
+  assert rc == 1 and not report["ok"] and "RuntimeError: CPU hang detected" in report["crash"]
+  assert report["blame"].startswith("the train step crashes: tinygrad raised while running validated step 0"), report["blame"]
+  assert "internal error" not in capsys.readouterr().err
+
 def test_gate_downgrade_is_reported(tmp_path, capsys):
   rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--gate-seq-len", "8", "--out", str(tmp_path)])
   out = capsys.readouterr().out

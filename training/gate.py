@@ -75,6 +75,7 @@ class GateResult:
   devices: int = 1              # devices the gated step runs on (data parallel: the all-reduce's kernels and copies included)
   downgrade: str = ""           # set when the gate checked another step than the run's (--gate-batch-size/--gate-seq-len)
   step_reference: str = "evaluated"   # or "skipped: why" (--gate-step-reference off/auto), or "failed: why" (uopcheck-internal)
+  crash: str = ""               # tinygrad raised running the step (capture or replay): the run cannot start either
   messages: list[str] = field(default_factory=list)
   seconds: float = 0.0
   hcq2: bool = True
@@ -91,7 +92,10 @@ class GateResult:
 
   @property
   def ok(self) -> bool:
-    return self.step_ok and self.replay_ok and self.replicas_ok and not self.step_reference.startswith("failed") and all(r.ok for r in self.rows)
+    return self._step_level_ok and not self.step_reference.startswith("failed") and all(r.ok for r in self.rows)
+
+  @property
+  def _step_level_ok(self) -> bool: return not self.crash and self.step_ok and self.replay_ok and self.replicas_ok
 
   def sampling(self) -> str:
     return "every lane" if self.sample is None else f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
@@ -101,7 +105,7 @@ class GateResult:
     """every failure is uopcheck's own (the reference could not evaluate a kernel): no verdict about tinygrad"""
     bad = [r for r in self.rows if not r.ok]
     own = self.step_reference.startswith("failed")
-    return (bool(bad) or own) and self.step_ok and self.replay_ok and self.replicas_ok and all(r.detail.startswith("reference:") for r in bad)
+    return (bool(bad) or own) and self._step_level_ok and all(r.detail.startswith("reference:") for r in bad)
 
   @property
   def fault(self) -> bool:
@@ -111,6 +115,7 @@ class GateResult:
   @property
   def blame(self) -> str|None:
     if self.ok: return None
+    if self.crash: return f"the train step crashes: {self.crash}"
     if self.fault and all(r.rerun == "nondeterministic" for r in self.rows if not r.ok):
       return "nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)"
     if self.internal_only: return "uopcheck-internal: the reference could not evaluate a kernel or the step (not a tinygrad verdict)"
@@ -149,7 +154,8 @@ class GateResult:
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
-            "replicas_ok": self.replicas_ok, "devices": self.devices, "downgrade": self.downgrade or None, "step_reference": self.step_reference,
+            "replicas_ok": self.replicas_ok, "crash": self.crash or None, "devices": self.devices, "downgrade": self.downgrade or None,
+            "step_reference": self.step_reference,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
@@ -199,14 +205,18 @@ class StepKernelVerdict:
   detail: str
   tolerance: Tolerance|None
   ref_lanes: int = 0     # output elements the reference checked
+  ref_s: float = 0.0     # seconds in the reference, and in the CPU's re-run
+  cpu_s: float = 0.0
 
 def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None) -> StepKernelVerdict:
   """all lanes against the CPU's re-run of the same AST; the reference on every lane, or (``sample=(k, seed)``) on the
   edges and k random indices of each output range (``ref.kernel_interp``)"""
-  ast, args = step.call.src[0], _args(step.call)
+  ast, args, st = step.call.src[0], _args(step.call), time.perf_counter()
   kc, ref_out = check_kernel_step(step, var_vals, sample)
-  if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None)
+  ref_s = time.perf_counter() - st
+  if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
+  cpu_s = time.perf_counter() - st - ref_s
   for slot in _stored_slots(ast):
     a = args[slot]
     tol = tolerance_for(ast, a.buffer.dtype)
@@ -217,7 +227,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
   if not kc.ok:
     detail = (detail + "; " if detail else "") + (f"{KERNEL_AST}: {kc.error}" if kc.stage == KERNEL_AST else
                                                   f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}")
-  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes)
+  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes, ref_s, cpu_s)
 
 def check_copy(step:Step) -> tuple[bool, str]:
   """A device-to-device copy (``exec_copy``: argument 0 the destination, 1 the source) must deliver the bytes sent."""
@@ -372,13 +382,19 @@ class CPUGate:
     tr, st = self.trainer, time.perf_counter()
     res = GateResult(hcq2=hcq2_active(), sample=self.sample, devices=len(tr.devices) if tr.devices else 1)
     start_state = tr.snapshot()
-    self._capture(batches, lr)
     rows: dict[bytes, KernelRow] = {}
-    tr.restore(start_state)
-    for b, batch in enumerate(batches):
-      self._validate_step(batch, lr, res, rows, b)
-      res.steps += 1
-    tr.restore(start_state)
+    where = "capturing the train step with TinyJit"
+    try:
+      self._capture(batches, lr)
+      tr.restore(start_state)
+      for b, batch in enumerate(batches):
+        where = f"running validated step {b} launch by launch"
+        self._validate_step(batch, lr, res, rows, b)
+        res.steps += 1
+      tr.restore(start_state)
+    except SpecError: raise
+    except Exception as e:   # tinygrad raised (a device hang, a compile error) running the step: the run would too -- a finding
+      res.crash = f"tinygrad raised while {where}: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
     res.rows, res.seconds = list(rows.values()), time.perf_counter() - st
     return res
 
@@ -410,6 +426,7 @@ class CPUGate:
       kseed = None if self.sample is None else (self.sample[0], self.sample[1] * 1_000_003 + res.calls)   # lanes differ per call
       v = check_step_kernel(step, var_vals, kseed)
       res.ref_lanes += v.ref_lanes
+      for phase, s in (("(in checks) reference", v.ref_s), ("(in checks) CPU re-run", v.cpu_s)): res.phases[phase] = res.phases.get(phase, 0.0) + s
       res.lanes += sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
       row.cpu_err, row.ref_err = max(row.cpu_err, v.cpu_err), max(row.ref_err, v.ref_err)
       if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
