@@ -65,8 +65,12 @@ def load_inputs(x) -> dict[UOp, np.ndarray]:
   return {u: a for u in _root(x).toposort(enter_calls=False) if u.op is Ops.BUFFER and (a := read_buffer(u)) is not None}
 
 class TensorInterpreter:
-  """Evaluates one tensor-level graph. ``inputs`` overrides a BUFFER's initial contents (flat arrays)."""
-  def __init__(self, inputs:dict[UOp, np.ndarray]|None=None, bound:dict[UOp, Lanes|Write|tuple]|None=None):
+  """Evaluates one tensor-level graph. ``inputs`` overrides a BUFFER's initial contents (flat arrays). ``noise`` (a seed):
+  the conditioning probe, not the oracle -- every float ALU/REDUCE result is moved by a random relative amount up to one
+  ulp of its dtype, as any other evaluation order could round it, so a lane whose value rests on exact cancellation
+  (a sum that is 0 in exact arithmetic, then divided by something tiny) shows how far rounding alone can move it."""
+  def __init__(self, inputs:dict[UOp, np.ndarray]|None=None, bound:dict[UOp, Lanes|Write|tuple]|None=None, noise:int|None=None):
+    self.noise = None if noise is None else np.random.default_rng(noise)
     self.vals: dict[UOp, Lanes|Write|tuple] = dict(bound or {})
     self.inputs = inputs or {}
     self.snapshots: dict[UOp, Lanes] = {}   # AFTER -> flat state of its buffer after its stores
@@ -90,6 +94,16 @@ class TensorInterpreter:
     return self.vals[root]
 
   def _eval_checked(self, u:UOp):
+    if self.noise is not None and (u.op in GroupOp.ALU or u.op is Ops.REDUCE) and dtypes.is_float(u.dtype):
+      v = self._eval_unchecked(u)
+      if isinstance(v, Lanes) and np.size(v.value) and np.issubdtype(np.asarray(v.value).dtype, np.floating):
+        a = np.asarray(v.value)
+        with np.errstate(all="ignore"): moved = a * (1 + self.noise.uniform(-1, 1, a.shape) * np.finfo(a.dtype).eps)
+        v = Lanes(moved.astype(a.dtype), v.undefined, v.ub_overflow)
+      return v
+    return self._eval_unchecked(u)
+
+  def _eval_unchecked(self, u:UOp):
     try: return self._eval(u)
     except SpecError: raise
     except Exception as e: raise SpecError.at(u, "reference evaluation failed", f"{type(e).__name__}: {e}") from None
