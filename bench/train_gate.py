@@ -18,7 +18,7 @@ from stock -- each asked of the gate with the sampled and with the full referenc
 from __future__ import annotations
 from uopcheck.settings import apply_environment
 apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
-import argparse, os, statistics, time
+import argparse, collections, os, statistics, time
 import numpy as np
 import uopcheck  # noqa: F401
 from tinygrad import Tensor
@@ -152,13 +152,18 @@ def mutant_recall(ids:list[str]|None) -> None:
   rows = mutate.run(ids, mutate.GATE_DETECTORS, all_detectors=True, progress=lambda s: print(s, flush=True))
   print(f"\nmutants of tinygrad (CPU path) against the gate, sampled vs full reference ({time.perf_counter() - st:.0f} s)")
   print(f"{'mutant':28s} {'live in the step':18s} {'sampled':>8s} {'full':>8s}  detail")
-  counts = {"sampled": 0, "full": 0, "live": 0}
+  def outcome(d:str) -> str:   # the gate refused to start the run (exit 1/5), let it start (exit 0: a miss), or the step crashed
+    if d == "n/a": return "n/a"
+    rc = int(d.split("exit ", 1)[1].split()[0]) if "exit " in d else None
+    return "caught" if rc in (1, 5) else "PASSED" if rc == 0 else "crash"
+  counts = collections.Counter()
   for r in rows:
     g, f = r.detectors.get("gate", "n/a"), r.detectors.get("gate-full", "n/a")
-    live = "no (witness only)" if g == "n/a" else "yes" if r.live.startswith("live") else r.live
-    if g != "n/a" and r.live.startswith("live"):
-      counts["live"] += 1; counts["sampled"] += g.startswith("caught"); counts["full"] += f.startswith("caught")
-    print(f"{r.mutant:28s} {live:18s} {g.split(':')[0]:>8s} {f.split(':')[0]:>8s}  {g.split(': ', 1)[-1][:90]}")
-  print(f"live in the step: {counts['live']}; caught sampled {counts['sampled']}/{counts['live']}, full {counts['full']}/{counts['live']}")
+    og, of = outcome(g.split(": ", 1)[-1] if g != "n/a" else g), outcome(f.split(": ", 1)[-1] if f != "n/a" else f)
+    live = "no (witness only)" if og == "n/a" else "yes"
+    if og != "n/a": counts.update([f"sampled {og}", f"full {of}", "live"])
+    print(f"{r.mutant:28s} {live:18s} {og:>8s} {of:>8s}  {g.split(': ', 1)[-1][:90]}")
+  print(f"live in the step: {counts['live']}; sampled: {counts['sampled caught']} caught, {counts['sampled crash']} crash the step, "
+        f"{counts['sampled PASSED']} passed; full: {counts['full caught']} caught, {counts['full crash']} crash, {counts['full PASSED']} passed")
 
 if __name__ == "__main__": main()

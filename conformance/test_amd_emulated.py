@@ -109,5 +109,5 @@ def test_the_training_gate_passes_a_train_step_on_the_emulated_amd_path(tmp_path
                      capture_output=True, text=True, cwd=ROOT, timeout=900, env={k: v for k, v in os.environ.items() if k != "DEV"})
   assert p.returncode == 0 and "gate: PASS" in p.stdout and "trained steps 0..1" in p.stdout, p.stdout[-3000:] + p.stderr[-2000:]
   import re
-  m = re.search(r"(\d+) distinct kernels, (\d+) kernel calls", p.stdout)
+  m = re.search(r"(\d+) distinct kernels and \d+ distinct copies, (\d+) launches", p.stdout)
   assert m and int(m.group(1)) >= 30, p.stdout[-2000:]

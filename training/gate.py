@@ -381,10 +381,11 @@ class CPUGate:
     """Validate one replay per batch; the trainer's state is restored afterwards (the gate trains nothing)."""
     tr, st = self.trainer, time.perf_counter()
     res = GateResult(hcq2=hcq2_active(), sample=self.sample, devices=len(tr.devices) if tr.devices else 1)
-    start_state = tr.snapshot()
     rows: dict[bytes, KernelRow] = {}
-    where = "capturing the train step with TinyJit"
+    where = "reading the trainer's state"
     try:
+      start_state = tr.snapshot()
+      where = "capturing the train step with TinyJit"
       self._capture(batches, lr)
       tr.restore(start_state)
       for b, batch in enumerate(batches):

@@ -133,6 +133,7 @@ def train(args) -> int:
 
 def _train(args) -> int:
   from tinygrad import Device
+  from uopcheck.spec.errors import SpecError
   from uopcheck.training.model import get_config
   from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
   from uopcheck.training.checkpoint import load_checkpoint
@@ -155,7 +156,12 @@ def _train(args) -> int:
         f"data: {batches.label} {batches.source}, batch {train_cfg.batch_size}x{train_cfg.grad_accum} of {model_cfg.seq_len} tokens")
   devices = tuple(f"{device}:{i}" for i in range(args.devices)) if args.devices > 1 else None
   for d in devices or (device,): open_device(d)
-  trainer = Trainer(model_cfg, train_cfg, devices)
+  try: trainer = Trainer(model_cfg, train_cfg, devices)
+  except SpecError: raise
+  except Exception as e:   # tinygrad raised (a hang, a crash) realizing the model's initial state: tinygrad's, not uopcheck's
+    print(f"uopcheck train: tinygrad raised while realizing the model's initial state on {device}: {type(e).__name__}: "
+          f"{(str(e).splitlines() or [''])[0][:200]} (a tinygrad failure, not a uopcheck one)", file=sys.stderr)
+    return 1
   start = 0
   if args.resume:
     meta = load_checkpoint(out / "checkpoint", trainer)
