@@ -81,8 +81,9 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
   eager(); eager_s = median_time(eager, a.reps)
   val: dict[str, float] = {}
   results: dict[str, GateResult] = {}
-  for mode, sample in (("full reference", None), (f"sampled reference (k={a.sample})", (a.sample, 0))):
-    gate.sample = sample
+  for mode, sample, cpu in (("full reference", None, "all"), (f"sampled reference (k={a.sample})", (a.sample, 0), "all"),
+                            ("sampled, CPU distinct", (a.sample, 0), "distinct")):
+    gate.sample, gate.cpu_check = sample, cpu
     res = results[mode] = GateResult(sample=sample)
     rows: dict = {}
     val[mode] = median_time(lambda: gate._validate_step(batch(), 1e-3, res, rows, 0), a.reps)
@@ -93,8 +94,8 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
   print(f"{'plain step (TinyJit replay)':34s} {jit_s*1e3:10.1f} ms")
   print(f"{'plain step (eager, caches warm)':34s} {eager_s*1e3:10.1f} ms")
   for mode, res in results.items():
-    print(f"{'validated step, ' + mode:34s} {val[mode]*1e3:10.1f} ms  (reference on {res.ref_lanes // a.reps:,} of {res.lanes // a.reps:,} "
-          f"output elements per step)")
+    print(f"{'validated step, ' + mode:34s} {val[mode]*1e3:10.1f} ms  (reference on {res.ref_lanes // a.reps:,}, the CPU on "
+          f"{res.cpu_lanes // a.reps:,} of {res.lanes // a.reps:,} output elements per step)")
     for k, v in res.phases.items(): print(f"  {k:32s} {v/a.reps*1e3:10.1f} ms")
   print(f"{'gate cold start (capture + 1 step)':34s} {cold*1e3:10.1f} ms")
   for mode in results:

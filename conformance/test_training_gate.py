@@ -265,6 +265,18 @@ def test_a_stock_step_resting_on_exact_cancellation_is_not_blamed_on_the_schedul
   res = CPUGate(tr, tmp_path, (8, 1)).run([tokens], 1e-3)
   assert res.ok and res.step_reference == "evaluated", res.table()
 
+def test_cpu_check_distinct_re_runs_each_kernel_ast_once_and_says_so(tmp_path):
+  """--gate-cpu-check distinct: the CPU re-runs each distinct kernel AST's first launch only (the cost that dominates at
+  scale); the lanes it compared are counted apart and the summary says which; a fault in a first launch is still seen."""
+  from uopcheck.training.faults import corrupt_launch
+  g = CPUGate(_trainer(), tmp_path, (8, 0), cpu_check="distinct")
+  res = g.run(_batches(1), 1e-3)
+  assert res.ok and 0 < res.cpu_lanes < res.lanes and res.calls > len(res.rows), res.table()
+  assert "each distinct kernel's first launch" in res.table()
+  with corrupt_launch("kernel", 0): bad = CPUGate(_trainer(), tmp_path / "f", (8, 0), cpu_check="distinct").run(_batches(1), 1e-3)
+  assert not bad.ok and any(not r.cpu_ok for r in bad.rows), bad.table()
+  with pytest.raises(SpecError, match="gate-cpu-check"): CPUGate(_trainer(), tmp_path, cpu_check="some")
+
 def test_gate_downgrade_is_reported(tmp_path, capsys):
   rc = main(["train", *SMALL, "--devices", "2", "--validate", "--gate-only", "--gate-seq-len", "8", "--out", str(tmp_path)])
   out = capsys.readouterr().out

@@ -81,7 +81,8 @@ class GateResult:
   hcq2: bool = True
   phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the validated steps (capture excluded)
   sample: tuple[int, int]|None = None   # (k, seed) of the reference's sampled lanes; None: every lane
-  lanes: int = 0        # output elements the kernels stored (all compared against the CPU)
+  lanes: int = 0        # output elements the kernels stored
+  cpu_lanes: int = 0    # of those, compared against the CPU's re-run (all of them unless --gate-cpu-check distinct)
   ref_lanes: int = 0    # of those, compared against the reference
 
   def timed(self, phase:str, st:float) -> float:
@@ -135,7 +136,8 @@ class GateResult:
     ncopy = sum(1 for r in self.rows if r.kind == "copy")
     summary = [f"{len(self.rows) - ncopy} distinct kernels and {ncopy} distinct copies, {self.calls} launches over {self.steps} validated "
                f"step(s) of the JIT-captured train step on {self.devices} device(s) ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
-               f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements; the CPU: all of them",
+               f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements; the CPU: "
+               + ("all of them" if self.cpu_lanes == self.lanes else f"{self.cpu_lanes:,} of them (each distinct kernel's first launch)"),
                f"step outputs == tensor-level reference: {self._step_verdict()}; "
                f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"
                + (f"; replicas identical on all {self.devices} devices: {'yes' if self.replicas_ok else 'NO'}" if self.devices > 1 else "")]
@@ -157,6 +159,7 @@ class GateResult:
             "replicas_ok": self.replicas_ok, "crash": self.crash or None, "devices": self.devices, "downgrade": self.downgrade or None,
             "step_reference": self.step_reference,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
+            "cpu_lanes": self.cpu_lanes,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
                          "ok": r.ok, "cpu_ok": r.cpu_ok, "ref_ok": r.ref_ok, "detail": r.detail, "reproducer": r.reproducer,
@@ -208,16 +211,16 @@ class StepKernelVerdict:
   ref_s: float = 0.0     # seconds in the reference, and in the CPU's re-run
   cpu_s: float = 0.0
 
-def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None) -> StepKernelVerdict:
-  """all lanes against the CPU's re-run of the same AST; the reference on every lane, or (``sample=(k, seed)``) on the
-  edges and k random indices of each output range (``ref.kernel_interp``)"""
+def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None, cpu:bool=True) -> StepKernelVerdict:
+  """all lanes against the CPU's re-run of the same AST (``cpu=False``: not re-run); the reference on every lane, or
+  (``sample=(k, seed)``) on the edges and k random indices of each output range (``ref.kernel_interp``)"""
   ast, args, st = step.call.src[0], _args(step.call), time.perf_counter()
   kc, ref_out = check_kernel_step(step, var_vals, sample)
   ref_s = time.perf_counter() - st
   if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
-  cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals), 0.0, True, "", None
+  cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals) if cpu else [], 0.0, True, "", None
   cpu_s = time.perf_counter() - st - ref_s
-  for slot in _stored_slots(ast):
+  for slot in _stored_slots(ast) if cpu else ():
     a = args[slot]
     tol = tolerance_for(ast, a.buffer.dtype)
     undefined = ref_out[slot].undefined if ref_out is not None else np.zeros(single_buffer(a).size, bool)
@@ -351,8 +354,11 @@ def _file_name(name:str) -> str: return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:
 class CPUGate:
   """Capture ``trainer``'s JIT step, then validate ``steps`` replays of it (see the module docstring). ``sample=(k, seed)``:
   the reference checks each kernel on sampled output lanes (the CPU check stays on all lanes); None: on every lane."""
-  def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate", sample:tuple[int, int]|None=None, step_reference:str="auto"):
+  def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate", sample:tuple[int, int]|None=None, step_reference:str="auto",
+               cpu_check:str="all"):
     if step_reference not in ("auto", "on", "off"): raise SpecError(f"--gate-step-reference {step_reference!r}: one of auto, on, off")
+    if cpu_check not in ("all", "distinct"): raise SpecError(f"--gate-cpu-check {cpu_check!r}: one of all, distinct")
+    self.cpu_check = cpu_check
     self.trainer, self.out_dir, self.sample, self.step_reference = trainer, pathlib.Path(out_dir), sample, step_reference
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
@@ -425,10 +431,13 @@ class CPUGate:
         row = rows[key] = KernelRow(f"{name} #{same + 1}" if same else name)
       row.instances += 1
       kseed = None if self.sample is None else (self.sample[0], self.sample[1] * 1_000_003 + res.calls)   # lanes differ per call
-      v = check_step_kernel(step, var_vals, kseed)
+      cpu = self.cpu_check == "all" or row.instances == 1   # distinct: the CPU re-runs each kernel AST's first launch only
+      v = check_step_kernel(step, var_vals, kseed, cpu)
       res.ref_lanes += v.ref_lanes
       for phase, s in (("(in checks) reference", v.ref_s), ("(in checks) CPU re-run", v.cpu_s)): res.phases[phase] = res.phases.get(phase, 0.0) + s
-      res.lanes += sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
+      stored = sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
+      res.lanes += stored
+      res.cpu_lanes += stored if cpu else 0
       row.cpu_err, row.ref_err = max(row.cpu_err, v.cpu_err), max(row.ref_err, v.ref_err)
       if v.tolerance is not None and not row.tolerance: row.tolerance = _tol_str(v.tolerance)
       if not (v.cpu_ok and v.ref_ok) and row.ok:
@@ -500,6 +509,7 @@ class CPUGate:
     row = rows.setdefault(name.encode(), KernelRow(name, kind="copy", tolerance="exact bytes"))
     row.instances += 1
     res.lanes += dst.size
+    res.cpu_lanes += dst.size   # every byte compared
     ok, detail = check_copy(step)
     if not ok and row.ok:
       row.cpu_ok, row.detail = False, detail

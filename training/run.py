@@ -41,6 +41,9 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
                  help="the reference checks each kernel on the edges and K random indices of every output range (seed: --seed); "
                       "the CPU check stays on every lane")
   p.add_argument("--gate-full-reference", action="store_true", help="the reference checks every lane of every kernel (slow at scale)")
+  p.add_argument("--gate-cpu-check", choices=("all", "distinct"), default="all",
+                 help="all: the CPU re-runs every launch (device faults seen wherever they land); distinct: each kernel AST's first "
+                      "launch only -- at scale the CPU re-run is the gate's cost (README), and a fault in another launch is then unseen")
   p.add_argument("--gate-step-reference", choices=("auto", "on", "off"), default="auto",
                  help="the step-level reference in numpy (the scheduler check): auto runs it when its estimated cost is at most "
                       "GATE_STEP_REFERENCE_MAX_FLOPS (uopcheck/settings.py), else skips it and says so")
@@ -177,7 +180,7 @@ def _train(args) -> int:
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
     gate_trainer, downgrade = _gate_trainer(trainer, args)
-    gate = CPUGate(gate_trainer, out / "gate", sample, args.gate_step_reference).run(gate_batches, cosine_lr(start, train_cfg))
+    gate = CPUGate(gate_trainer, out / "gate", sample, args.gate_step_reference, args.gate_cpu_check).run(gate_batches, cosine_lr(start, train_cfg))
     gate.downgrade = downgrade
     emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)
