@@ -94,19 +94,19 @@ class TensorInterpreter:
     return self.vals[root]
 
   def _eval_checked(self, u:UOp):
-    if self.noise is not None and (u.op in GroupOp.ALU or u.op is Ops.REDUCE) and dtypes.is_float(u.dtype):
-      v = self._eval_unchecked(u)
-      if isinstance(v, Lanes) and np.size(v.value) and np.issubdtype(np.asarray(v.value).dtype, np.floating):
-        a = np.asarray(v.value)
-        with np.errstate(all="ignore"): moved = a * (1 + self.noise.uniform(-1, 1, a.shape) * np.finfo(a.dtype).eps)
-        v = Lanes(moved.astype(a.dtype), v.undefined, v.ub_overflow)
-      return v
-    return self._eval_unchecked(u)
-
-  def _eval_unchecked(self, u:UOp):
-    try: return self._eval(u)
+    try: v = self._eval(u)
     except SpecError: raise
     except Exception as e: raise SpecError.at(u, "reference evaluation failed", f"{type(e).__name__}: {e}") from None
+    return v if self.noise is None else self._rounded_anew(u, v)
+
+  def _rounded_anew(self, u:UOp, v):
+    """the conditioning probe (``noise``): a float ALU/REDUCE result moved by a random relative amount up to one ulp"""
+    if not ((u.op in GroupOp.ALU or u.op is Ops.REDUCE) and dtypes.is_float(u.dtype) and isinstance(v, Lanes) and np.size(v.value)): return v
+    a = np.asarray(v.value)
+    if not np.issubdtype(a.dtype, np.floating): return v
+    assert self.noise is not None
+    with np.errstate(all="ignore"): moved = a * (1 + self.noise.uniform(-1, 1, a.shape) * np.finfo(a.dtype).eps)
+    return Lanes(moved.astype(a.dtype), v.undefined, v.ub_overflow)
 
   # ** helpers **
   def _lanes(self, u:UOp) -> Lanes:

@@ -29,3 +29,7 @@ class KernelFault(SpecError):
   """The kernel AST itself is undefined where it ran: an INDEX out of its buffer's bounds, or lanes that write different
   values to one element (a race). A verdict about the program tinygrad made -- its scheduler or codegen -- never a limit
   of uopcheck's reference (those stay plain SpecErrors: uopcheck-internal)."""
+
+def first_line(e:BaseException) -> str:
+  """an exception as one short line: its type and the first line of its message (a crash verdict's text)"""
+  return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"

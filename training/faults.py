@@ -10,17 +10,19 @@ import contextlib
 from dataclasses import dataclass, replace
 from typing import Iterator
 import numpy as np
-from tinygrad.device import MultiBuffer
+from tinygrad.device import Buffer, MultiBuffer
 from uopcheck.fast.stepper import Step, snapshot, restore, single_buffer
 from uopcheck.fast.jit_capture import step_captured, jit_inputs
 from uopcheck.training import gate as gate_mod
 
-def flip_element(raw:bytes, itemsize:int, element:int) -> bytes:
-  """one element far off: the top byte's bit 6 (an exponent bit of a float, 2**30 of an int32) or, for a 1-byte element
-  (bool, int8), bit 0 -- a bool's nonzero byte stays True under any other bit"""
-  b = bytearray(raw)
-  b[element * itemsize + itemsize - 1] ^= 0x40 if itemsize > 1 else 0x01
-  return bytes(b)
+def flip_element(raw:bytes|None, buf:Buffer, element:int|None=None) -> tuple[bytes, int]:
+  """``raw`` (the bytes of ``buf``) with one element far off -- ``element`` modulo its size, or the middle one -- and which:
+  the top byte's bit 6 (an exponent bit of a float, 2**30 of an int32) or, for a 1-byte element (bool, int8), bit 0 (a
+  bool's nonzero byte stays True under any other bit)"""
+  el, size = buf.size // 2 if element is None else element % buf.size, buf.dtype.itemsize
+  b = bytearray(raw or b"")
+  b[el * size + size - 1] ^= 0x40 if size > 1 else 0x01
+  return bytes(b), el
 
 def _target_slot(st:Step) -> int|None:
   """the output a launch wrote: a kernel's first stored buffer, a copy's destination (argument 0)"""
@@ -52,8 +54,7 @@ def corrupt_launch(kind:str, which:int, element:int|None=None):
     seen[0] += 1
     if seen[0] - 1 != which: return None
     b = single_buffer(gate_mod._args(st.call)[slot])
-    el = b.size // 2 if element is None else element % b.size
-    st.after[slot] = flip_element(st.after[slot] or b"", b.dtype.itemsize, el)
+    st.after[slot], el = flip_element(st.after[slot], b, element)
     return {"launch": st.index, "name": st.name or kind, "slot": slot, "element": el, "device": str(b.device)}
   return _patched_stream(on_step=on_step)
 
@@ -62,9 +63,8 @@ def diverge_replica(trainer, tensor:int=0, device:int=1):
   top byte flipped (``flip_element``). Needs a data-parallel trainer."""
   def at_end() -> dict:
     u = trainer.state_tensors()[tensor].uop.mselect(device)
-    b = single_buffer(u)
-    restore(u, flip_element(snapshot(u) or b"", b.dtype.itemsize, b.size // 2))
-    return {"tensor": tensor, "device": str(b.device)}
+    restore(u, flip_element(snapshot(u), single_buffer(u))[0])
+    return {"tensor": tensor, "device": str(single_buffer(u).device)}
   return _patched_stream(at_end=at_end)
 
 @dataclass
@@ -93,9 +93,8 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
       st = pool[int(rng.integers(len(pool)))]
       slot = _target_slot(st)
       assert slot is not None
-      b = single_buffer(gate_mod._args(st.call)[slot])
-      after = list(st.after)
-      after[slot] = flip_element(after[slot] or b"", b.dtype.itemsize, int(rng.integers(b.size)))
+      b, after = single_buffer(gate_mod._args(st.call)[slot]), list(st.after)
+      after[slot] = flip_element(after[slot], b, int(rng.integers(b.size)))[0]
       bad, row = replace(st, after=after), rows[kind]
       row.n += 1
       if st.kind == "copy":
@@ -111,7 +110,7 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
     i = replicated[int(rng.integers(len(replicated)))]
     u = tr.state_tensors()[i].uop.mselect(1)
     b, raw = single_buffer(u), snapshot(u)
-    restore(u, flip_element(raw or b"", b.dtype.itemsize, int(rng.integers(b.size))))
+    restore(u, flip_element(raw, b, int(rng.integers(b.size)))[0])
     res = gate_mod.GateResult()
     gate._check_replicas(res, 0)
     restore(u, raw)

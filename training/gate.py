@@ -29,7 +29,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip, Context
 from tinygrad.device import MultiBuffer
-from uopcheck.spec.errors import SpecError
+from uopcheck.spec.errors import SpecError, first_line
 from uopcheck.atomic import replacing, atomic_write_json
 from uopcheck.results import Column, Table, Result
 from uopcheck.results.render import TERM
@@ -358,8 +358,8 @@ class CPUGate:
                cpu_check:str="all"):
     if step_reference not in ("auto", "on", "off"): raise SpecError(f"--gate-step-reference {step_reference!r}: one of auto, on, off")
     if cpu_check not in ("all", "distinct"): raise SpecError(f"--gate-cpu-check {cpu_check!r}: one of all, distinct")
-    self.cpu_check = cpu_check
-    self.trainer, self.out_dir, self.sample, self.step_reference = trainer, pathlib.Path(out_dir), sample, step_reference
+    self.trainer, self.out_dir, self.sample = trainer, pathlib.Path(out_dir), sample
+    self.step_reference, self.cpu_check = step_reference, cpu_check
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
     self.launches: int|None = None   # launches of one validated step (per device; copies included), once one has run
@@ -401,7 +401,7 @@ class CPUGate:
       tr.restore(start_state)
     except SpecError: raise
     except Exception as e:   # tinygrad raised (a device hang, a compile error) running the step: the run would too -- a finding
-      res.crash = f"tinygrad raised while {where}: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+      res.crash = f"tinygrad raised while {where}: {first_line(e)}"
     res.rows, res.seconds = list(rows.values()), time.perf_counter() - st
     return res
 
@@ -422,7 +422,7 @@ class CPUGate:
       if step.kind not in ("kernel", "copy"): continue
       res.calls += 1
       if step.kind == "copy":
-        self._check_copy(step, res, rows, b)
+        self._check_copy(step, res, rows)
         continue
       var_vals = {**var_vals0, **step.device_vars}
       if (row := rows.get(key := step.call.src[0].key)) is None:
@@ -502,7 +502,7 @@ class CPUGate:
     self.twin.restore(state)
     return self.twin
 
-  def _check_copy(self, step:Step, res:GateResult, rows:dict[bytes, KernelRow], b:int) -> None:
+  def _check_copy(self, step:Step, res:GateResult, rows:dict[bytes, KernelRow]) -> None:
     """one device-to-device transfer (the all-reduce's, a weight's): the bytes that arrived are the bytes sent"""
     dst, src = (single_buffer(a) for a in _args(step.call)[:2])
     name = f"copy {src.device} -> {dst.device} {dst.nbytes:,} B"

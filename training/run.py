@@ -104,10 +104,10 @@ def _gate_trainer(trainer, args) -> tuple[object, str]:
   print(f"CPU gate: DOWNGRADE: {downgrade}")
   return Trainer(replace(trainer.model_cfg, seq_len=sl), replace(trainer.cfg, batch_size=bs)), downgrade
 
-def _gate_batch(batch:np.ndarray, args, devices:int) -> np.ndarray:
+def _gate_batch(batch:np.ndarray, args) -> np.ndarray:
   """Cut a run batch (accum, batch, seq+1) down to a downgraded gate trainer's shape (the run's own: as it is)."""
   if args.gate_batch_size is None and args.gate_seq_len is None: return batch
-  per_device = batch.shape[1] // max(devices, 1)
+  per_device = batch.shape[1] // max(args.devices, 1)
   return batch[:, :args.gate_batch_size or per_device, :(args.gate_seq_len + 1) if args.gate_seq_len else batch.shape[2]]
 
 def replay(path:str) -> int:
@@ -136,7 +136,7 @@ def train(args) -> int:
 
 def _train(args) -> int:
   from tinygrad import Device
-  from uopcheck.spec.errors import SpecError
+  from uopcheck.spec.errors import SpecError, first_line
   from uopcheck.training.model import get_config
   from uopcheck.training.trainer import Trainer, TrainConfig, cosine_lr
   from uopcheck.training.checkpoint import load_checkpoint
@@ -162,8 +162,8 @@ def _train(args) -> int:
   try: trainer = Trainer(model_cfg, train_cfg, devices)
   except SpecError: raise
   except Exception as e:   # tinygrad raised (a hang, a crash) realizing the model's initial state: tinygrad's, not uopcheck's
-    print(f"uopcheck train: tinygrad raised while realizing the model's initial state on {device}: {type(e).__name__}: "
-          f"{(str(e).splitlines() or [''])[0][:200]} (a tinygrad failure, not a uopcheck one)", file=sys.stderr)
+    print(f"uopcheck train: tinygrad raised while realizing the model's initial state on {device}: {first_line(e)} "
+          "(a tinygrad failure, not a uopcheck one)", file=sys.stderr)
     return 1
   start = 0
   if args.resume:
@@ -176,7 +176,7 @@ def _train(args) -> int:
   if args.resume: logger.truncate_after(start)
   else: logger.metrics_path.unlink(missing_ok=True)
   if args.validate:
-    gate_batches = [_gate_batch(batches.batch(-1 - i), args, args.devices) for i in range(max(1, args.gate_steps))]  # batches the run never draws
+    gate_batches = [_gate_batch(batches.batch(-1 - i), args) for i in range(max(1, args.gate_steps))]  # batches the run never draws
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
     gate_trainer, downgrade = _gate_trainer(trainer, args)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp
-from uopcheck.spec.errors import SpecError, KernelFault
+from uopcheck.spec.errors import SpecError, KernelFault, first_line
 from uopcheck.results import Column, Table, Result
 from uopcheck.results.render import TERM
 from uopcheck.spec.compare import compare
@@ -187,7 +187,7 @@ def check_per_kernel(build:Callable[[], Any], name:str="case", hcq2:bool=True, s
 def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -> PerKernelResult:
   res = PerKernelResult(name, hcq2=hcq2)
   def crashed(e:Exception, where:str) -> PerKernelResult:   # tinygrad raised: its crash, not a stage verdict
-    res.blame, res.message = "crash", f"tinygrad raised while {where}: {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+    res.blame, res.message = "crash", f"tinygrad raised while {where}: {first_line(e)}"
     return res
   try: out = build()
   except SpecError: raise

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json, os, queue, signal, subprocess, sys, threading, time
 from dataclasses import dataclass, field
 from typing import Callable
+from uopcheck.spec.errors import first_line
 
 MARK = "UOPCHECK-ROW "     # the worker's report lines; anything else on its stdout (tinygrad's DEBUG prints) is passed through
 
@@ -39,14 +40,13 @@ class GraphRow:
   @property
   def tinygrads(self) -> bool: return self.result in ("FAIL", "CRASH", "HANG")   # a finding about tinygrad (or the candidate)
 
-def _first_line(e:BaseException) -> str: return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
 
 def row_of(name:str, device:str, build:Callable, hcq2:bool, scheduler:str|None) -> GraphRow:
   """one graph, ref vs fast, in this process: a verdict row whatever the graph raises"""
   from uopcheck.check import harness
   try: r = harness.check(build, name, hcq2=hcq2, scheduler=scheduler, device=device)
   except Exception as e:   # tinygrad raised on a real graph (harness turns uopcheck's own refusals into SpecError rows)
-    return GraphRow(name, "CRASH", device, error=f"crash: {_first_line(e)}")
+    return GraphRow(name, "CRASH", device, error=f"crash: {first_line(e)}")
   err = max((c.max_abs_err for c in r.comparisons), default=0.0)
   note = "; ".join(x for x in (f"UB-on-CPU lanes={r.ub_lanes}" if r.ub_lanes else "",
                                f"tensor cores in {r.tensor_core_kernels}" if r.tensor_core_kernels else "") if x)
@@ -88,7 +88,7 @@ def plain(spec:dict) -> int:
       Tensor.realize(*outs)
       for t in outs: t.numpy()
     except Exception as e:
-      _emit({"raised": _first_line(e)})
+      _emit({"raised": first_line(e)})
       return 1
   _emit({"returned": True})
   return 0
