@@ -135,22 +135,30 @@ def detect_graph(m, site, work, opts) -> tuple[bool, str]:
   if passing: return True, f"{len(passing)}/{len(files)} findings pass on stock, e.g. {pathlib.Path(passing[0]).name}"
   return False, f"{len(files)} findings, all also fail on stock tinygrad (its own bugs)"
 
+RULES_REFUTED = """import json
+from uopcheck.fuzz.rule_verify import all_rules, verify_rule
+rs = [r for r in all_rules() if r.key.startswith('tinygrad/{file}:') and {lo} <= int(r.key.split(':')[1].split('#')[0]) <= {hi}]
+out = []
+for r in rs:
+  v = verify_rule(r)
+  out += [r.key + ' at ' + d for d, x in {{**v.dtypes, **{{'bounded ' + k: y for k, y in v.bounded_dtypes.items()}}}}.items() if x == 'refuted']
+print(json.dumps(out))
+"""
+
 def detect_rules(m, site, work, opts) -> tuple[bool, str]:
-  """``rules verify`` (the universal verifier) on the rules written at or just above the mutated line: caught when one is
-  refuted that is not refuted on stock tinygrad (the reviewed list, fuzz/rules_known.json)."""
+  """``rules verify`` (integer, IEEE float and bounded model checking) on the rules written at or just above the mutated
+  line, on the mutant and on stock tinygrad: caught when the mutant refutes a rule at a dtype stock does not (a rule stock
+  already refutes at one dtype -- a reviewed refutation -- still catches a mutant that breaks it at another)"""
   if m.file not in RULE_FILES: return False, "n/a"
   line = check_applies(m)
-  code = ("import json\nfrom uopcheck.fuzz.rule_verify import all_rules, verify_rule\nfrom uopcheck.fuzz.rule_report import load_known\n"
-          f"rs = [r for r in all_rules() if r.key.startswith('tinygrad/{m.file}:')"
-          f" and {line - 4} <= int(r.key.split(':')[1].split('#')[0]) <= {line}]\n"
-          "known = load_known()\n"
-          "vs = [(r.key, verify_rule(r)) for r in rs]\n"
-          "print(json.dumps([k for k, v in vs if v.int_verdict == 'refuted' and k not in known] +\n"
-          "                 ['float:' + k for k, v in vs if v.float_verdict == 'refuted' and 'float:' + k not in known]))")
-  rc, out = _run([sys.executable, "-c", code], env_for(site), work, opts.get("rules_timeout", 900))
-  try: refuted = json.loads(out.strip().splitlines()[-1])
-  except (ValueError, IndexError): return rc != 0, f"rules verify failed (exit {rc})"
-  return bool(refuted), f"refuted {refuted[0]}" if refuted else f"no rule at {m.file}:{line - 4}..{line} refuted"
+  code = RULES_REFUTED.format(file=m.file, lo=line - 4, hi=line)
+  refuted = []
+  for s in (site, None):
+    rc, out = _run([sys.executable, "-c", code], env_for(s), work, opts.get("rules_timeout", 900))
+    try: refuted.append(set(json.loads(out.strip().splitlines()[-1])))
+    except (ValueError, IndexError): return rc != 0 and s is site, f"rules verify failed on {'the mutant' if s is site else 'stock'} (exit {rc})"
+  new = sorted(refuted[0] - refuted[1])
+  return bool(new), f"refuted {new[0]} (stock: not)" if new else f"no rule at {m.file}:{line - 4}..{line} refuted beyond stock"
 
 def detect_conformance(m, site, work, opts) -> tuple[bool, str]:
   subset = DEVICE_CONFORMANCE_SUBSET if m.device else CONFORMANCE_SUBSET

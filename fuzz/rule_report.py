@@ -6,7 +6,8 @@ README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import json, os, pathlib
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.rule_verify import RuleVerdict, summary, FLOAT_KNOWN_PREFIX
+from uopcheck.fuzz.rule_verify import RuleVerdict, summary, FLOAT_KNOWN_PREFIX, BOUNDED_KNOWN_PREFIX
+from uopcheck.fuzz.bounded_verify import BOUND
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
 
@@ -36,6 +37,12 @@ def _float_cex_line(dtype:str, c:dict) -> str:
           (f"; tinygrad's comment \"{lib['states']}\" ({lib['assumes']}): {lib['verdict']}"
            f"{' at ' + str(lib['counterexample']) if lib.get('counterexample') else ''}" if lib else ""))
 
+def _bounded_cex_line(v:RuleVerdict) -> str:
+  c = v.bounded_counterexample or {}
+  return (f"{c.get('dtype')}: {_one_line(c.get('before'))} -> {_one_line(c.get('after'))} at {c.get('assignment')}: "
+          f"{c.get('value_before')} -> {c.get('value_after')}{' (only the sign of a zero)' if c.get('zero_sign_only') else ''} "
+          f"({c.get('reading')} reading; {c.get('confirm')})")
+
 def _one_line(x) -> str: return " ".join(str(x).split())[:160]
 
 COLUMNS = [Column("rule (file:line)", width=38), Column("verdict", width=8), Column("int", width=8), Column("float", width=8),
@@ -52,7 +59,8 @@ def grid(verdicts:list[RuleVerdict]) -> Table:
   names = [d.name for d in MAIN_DTYPES + FLOAT_DTYPES]
   short = {n: n.replace("unsigned ", "u").replace("signed ", "s").replace("__", "") for n in names}
   cols = [Column("rule", width=30)] + [Column(short[n], width=max(2, len(short[n])), align=">") for n in names]
-  rows = [{"rule": v.rule[9:], **{short[n]: LETTER.get(v.dtypes.get(n, "n/a"), "?") for n in names}} for v in verdicts if v.verdict != "n/a"]
+  rows = [{"rule": v.rule[9:], **{short[n]: LETTER.get((v.dtypes or v.bounded_dtypes).get(n, "n/a"), "?") for n in names}}
+          for v in verdicts if v.verdict != "n/a"]
   return Table(cols, rows, title="rule x dtype (P proved, R refuted, L liberty, B bounded, U unknown, . none)")
 
 def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False) -> Result:
@@ -62,10 +70,10 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
   rows = []
   for v in verdicts:
     if v.verdict == "n/a" and not show_na: continue
-    dts = ",".join(f"{k}:{x[0]}" for k, x in v.dtypes.items() if x != "proved") or "all proved"
-    new_int, new_float = new_refutations(v, known)
-    tag = " (NEW)" if new_int or new_float else " (known)" if v.verdict == "refuted" else ""
-    rows.append({"rule (file:line)": v.rule[9:], "verdict": v.verdict + tag, "int": v.int_verdict, "float": v.float_verdict,
+    dts = ",".join(f"{k}:{x[0]}" for k, x in (v.dtypes or v.bounded_dtypes).items() if x != "proved") or ("all proved" if v.dtypes else "")
+    tag = " (NEW)" if any(new_refutations(v, known)) else " (known)" if v.verdict == "refuted" else ""
+    kind = f"{v.verdict}({BOUND.split(':')[0]}{'' if v.bounded_complete else ', capped'})" if v.bounded_verdict == "bounded" else v.verdict
+    rows.append({"rule (file:line)": v.rule[9:], "verdict": kind + tag, "int": v.int_verdict, "float": v.float_verdict,
                  "time": v.seconds, "paths": v.paths, "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}",
                  "source": v.source, "counterexample / why": _cex_line(v) if v.verdict == "refuted" else v.why})
   s = summary(verdicts, known)
@@ -76,25 +84,31 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
            f"sound only under tinygrad's stated liberty {s['float_liberty']}, bounded {s['float_bounded']}, unknown {s['float_unknown']}; decided: "
            f"{100 * s['float_decided_fraction']:.1f}% of rules, {100 * s['float_instantiations_decided']:.1f}% of {s['float_instantiations']} "
            f"rule x dtype instantiations",
-           f"{len(s['no_verdict'])} rules with no integer or float instance (memory or graph-structure rules); "
+           f"{s['bounded_rules']} rules with no integer or float instance (Invalid gates, memory, ranges, reductions, stacks, weak commits), "
+           f"model-checked up to {s['bound']}: bounded {s['bounded_bounded']}, refuted {s['bounded_refuted']}, unknown {s['bounded_unknown']}",
+           f"{len(s['no_verdict'])} rules n/a: " + "; ".join(f"{k[9:]} ({w})" for k, w in s["no_verdict_why"].items()),
            f"{len(s['refuted_new'])} refutations new (not on {KNOWN.name})"]
   sections = [Section(f"REFUTED {v.rule}: {v.source}", [_cex_line(v)]) for v in verdicts if v.int_verdict == "refuted"]
   sections += [Section(f"REFUTED under IEEE {v.rule}: {v.source}", [_float_cex_line(d, c) for d, c in v.float_counterexamples.items()])
                for v in verdicts if v.float_verdict in ("refuted", "liberty")]
+  sections += [Section(f"REFUTED by bounded model checking {v.rule}: {v.source}", [_bounded_cex_line(v)])
+               for v in verdicts if v.bounded_verdict == "refuted"]
   return Result("rules_verify", "uopcheck rules verify: tinygrad's rewrite rules, integer and IEEE float",
                 {"summary": s, "rules": [v.as_json() for v in verdicts]}, tables=[Table(COLUMNS, rows), grid(verdicts)], summary=lines,
                 sections=sections, outcomes=[outcome(v, known) for v in verdicts if v.verdict != "n/a"])
 
-def new_refutations(v:RuleVerdict, known:dict) -> tuple[bool, bool]:
-  """(its integer refutation is new, its IEEE float refutation is new): refuted and not on the reviewed list"""
-  return (v.int_verdict == "refuted" and v.rule not in known, v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known)
+def new_refutations(v:RuleVerdict, known:dict) -> tuple[bool, bool, bool]:
+  """(its integer refutation is new, its IEEE float one, its bounded model checking one): refuted and not on the reviewed list"""
+  return (v.int_verdict == "refuted" and v.rule not in known, v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known,
+          v.bounded_verdict == "refuted" and BOUNDED_KNOWN_PREFIX + v.rule not in known)
 
 def outcome(v:RuleVerdict, known:dict) -> Outcome:
   """a rule for the CI kinds, at its tinygrad source line: a new refutation fails, a known one or an undecided rule is
   skipped (saying which), a proved one passes"""
-  new_int, new_float = new_refutations(v, known)
+  new_int, new_float, new_bounded = new_refutations(v, known)
   new = ([f"integer refutation: {_cex_line(v)}"] if new_int else []) + \
-        ([f"IEEE float refutation: {'; '.join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items())}"] if new_float else [])
+        ([f"IEEE float refutation: {'; '.join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items())}"] if new_float else []) + \
+        ([f"bounded model checking refutation: {_bounded_cex_line(v)}"] if new_bounded else [])
   if new: status, msg = "fail", "\n".join(new) + f"\nthe rule: {v.source}"
   elif v.verdict == "refuted": status, msg = "skip", "known refutation (fuzz/rules_known.json)"
   elif v.verdict in ("proved", "liberty"): status, msg = "pass", v.verdict

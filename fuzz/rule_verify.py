@@ -534,6 +534,11 @@ class RuleVerdict:
   float_verdict: str = "n/a"   # the worst over float16, bfloat16, float32, float64 under IEEE (``liberty``: see float_verify)
   float_counterexamples: dict = field(default_factory=dict)   # float dtype -> its confirmed counterexample (refuted, liberty)
   float_seconds: float = 0.0   # of ``seconds``: the float instances
+  bounded_verdict: str = "n/a" # rules neither verifier decides, model-checked up to ``bounded_verify.BOUND`` (fuzz/bounded_verify.py)
+  bounded_dtypes: dict = field(default_factory=dict)          # main dtype -> its bounded verdict
+  bounded_counterexample: dict|None = None
+  bounded_complete: bool = False   # every instance of the bounded space was enumerated, at every dtype (else the first PLAN_CAP)
+  no_value: str = ""           # why a rule left n/a has no value semantics to check
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
 ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "liberty": 3, "proved": 4, "n/a": 5}
@@ -579,11 +584,35 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     if fv.verdict not in ("proved", "liberty"): whys.append(f"{name}: {fv.why}")
   float_verdict = worst_of(fv.verdict for fv in floats.values())
   verdict = worst_of(per_dt.values())
-  if verdict == "n/a": whys.append("no well-typed integer or float instance makes the rule fire (memory or graph-structure rule)")
   fcex = {name: fv.counterexample for name, fv in floats.items() if fv.counterexample is not None}
   if cex is None and fcex: cex = {"dtype": next(iter(fcex)), **next(iter(fcex.values()))}
-  return RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "; ".join(whys)[:400], round(time.perf_counter() - st, 3), paths, cex,
-                     int_verdict, float_verdict, fcex, float_seconds)
+  out = RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "", 0.0, paths, cex, int_verdict, float_verdict, fcex, float_seconds)
+  if verdict == "n/a" and with_floats: _bounded(rule, out, whys)
+  out.why, out.seconds = "; ".join(whys)[:400], round(time.perf_counter() - st, 3)
+  return out
+
+def _bounded(rule:Rule, out:RuleVerdict, whys:list[str]) -> None:
+  """a rule no integer or float instance fires: model-checked over the bounded space (fuzz/bounded_verify.py), or n/a with
+  the reason it has no value semantics"""
+  from uopcheck.fuzz.bounded_verify import verify_bounded_rule, no_value_semantics, BOUND
+  if (why := no_value_semantics(rule)) is not None:
+    out.no_value = why
+    whys.append(why)
+    return
+  bv = verify_bounded_rule(rule)
+  out.bounded_dtypes = {name: v.verdict for name, v in bv.items()}
+  out.bounded_complete = all(v.complete for v in bv.values())
+  out.bounded_verdict = out.verdict = worst_of(out.bounded_dtypes.values())
+  if out.verdict == "n/a":
+    out.no_value = f"no instance in the bounded space ({BOUND.split(':')[0]}) fires it"
+    whys.append(out.no_value)
+    return
+  whys.extend(f"{name}: {v.why}" for name, v in bv.items() if v.why)
+  if out.verdict == "bounded":
+    whys.append(f"bounded({BOUND.split(':')[0]}): no counterexample in {sum(v.fired for v in bv.values())} fired instances")
+  out.bounded_counterexample = next(({"dtype": n, **v.counterexample} for n, v in bv.items()
+                                     if v.verdict == "refuted" and v.counterexample), None)
+  if out.counterexample is None: out.counterexample = out.bounded_counterexample
 
 # ** the whole table **
 
@@ -621,6 +650,7 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
   return out
 
 FLOAT_KNOWN_PREFIX = "float:"   # a float refutation's key in the known list: float:tinygrad/uop/symbolic.py:165
+BOUNDED_KNOWN_PREFIX = "bounded:"   # a bounded model checking refutation's key: bounded:tinygrad/uop/symbolic.py:468
 
 def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   """integer and float apart: per rule (its worst dtype) and per rule x dtype instantiation; a refutation not on the
@@ -645,8 +675,22 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
           **{f"float_{k}": count(floats, "float_verdict", k) for k in ("proved", "refuted", "liberty", "bounded", "unknown")},
           "float_decided_fraction": round(sum(1 for v in floats if v.float_verdict in ("proved", "refuted", "liberty")) / max(1, len(floats)), 4),
           "float_instantiations": len(float_inst), "float_instantiations_decided": decided(float_inst),
+          **_bounded_summary(verdicts, known),
           "no_verdict": [v.rule for v in verdicts if v.verdict == "n/a"],
-          "refuted_new": refuted_new,
+          "no_verdict_why": {v.rule: v.no_value or v.why for v in verdicts if v.verdict == "n/a"},
+          "refuted_new": refuted_new + [BOUNDED_KNOWN_PREFIX + v.rule for v in verdicts if v.bounded_verdict == "refuted"
+                                        and BOUNDED_KNOWN_PREFIX + v.rule not in known],
           "refuted_known": [v.rule for v in integer if v.int_verdict == "refuted" and v.rule in known] +
-                           [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule in known],
+                           [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule in known] +
+                           [BOUNDED_KNOWN_PREFIX + v.rule for v in verdicts
+                            if v.bounded_verdict == "refuted" and BOUNDED_KNOWN_PREFIX + v.rule in known],
           "seconds": round(sum(v.seconds for v in verdicts), 1), "float_seconds": round(sum(v.float_seconds for v in verdicts), 1)}
+
+def _bounded_summary(verdicts:list[RuleVerdict], known:dict) -> dict:
+  """the bounded model checking part: rules and rule x dtype instantiations, by verdict, and the bound itself"""
+  from uopcheck.fuzz.bounded_verify import BOUND
+  rules = [v for v in verdicts if v.bounded_verdict != "n/a"]
+  inst = [x for v in rules for x in v.bounded_dtypes.values() if x != "n/a"]
+  return {"bounded_rules": len(rules), "bound": BOUND,
+          **{f"bounded_{k}": sum(1 for v in rules if v.bounded_verdict == k) for k in ("bounded", "refuted", "unknown")},
+          "bounded_instantiations": len(inst), "bounded_instantiations_checked": sum(1 for x in inst if x in ("bounded", "refuted"))}

@@ -48,6 +48,8 @@ class OpSpec:
   traps: bool = False              # undefined at a zero divisor (an integer division: a kernel may trap, the harness says so)
   overflow_ub: bool = False        # at a sized signed int, overflow is UB in C (the CPU renderer) and wraps elsewhere: the two
                                    # overflow readings differ only on these (spec.ints.OverflowReading)
+  orders_only: bool = False        # passes its sources through and only orders or groups effects: no value of its own, so a
+                                   # rewrite rooted at it has nothing to check by value (fuzz/bounded_verify.py says n/a, and why)
 
   @property
   def rounds(self) -> bool:
@@ -163,9 +165,9 @@ def _build() -> dict[Ops, OpSpec]:
   t[Ops.CONTIGUOUS_BACKWARD] = _e(Ops.CONTIGUOUS_BACKWARD, {T}, "keeps the dtype", "identity on values")
   t[Ops.DETACH] = _e(Ops.DETACH, {T}, "keeps the dtype", "identity on values (gradient stop)")
   t[Ops.COPY] = _e(Ops.COPY, {T}, "keeps the dtype; arg is the target device", "identity on values, moves devices")
-  t[Ops.AFTER] = _e(Ops.AFTER, {T, K}, "src[0]'s dtype", "src[0]'s value once the stores in src[1:] are done")
+  t[Ops.AFTER] = _e(Ops.AFTER, {T, K}, "src[0]'s dtype", "src[0]'s value once the stores in src[1:] are done", orders_only=True)
   t[Ops.STORE] = _e(Ops.STORE, {T, K, P}, "void; (target, value[, gate])", "writes value through the target view")
-  t[Ops.SINK] = _e(Ops.SINK, {T, K, P}, "void", "the tuple of its sources' values")
+  t[Ops.SINK] = _e(Ops.SINK, {T, K, P}, "void", "the tuple of its sources' values", orders_only=True)
   t[Ops.STACK] = _e(Ops.STACK, {T, K, P}, "sources share a dtype; shape (n,)+src shape", "stacks its sources (vectors and shape args)")
   t[Ops.INDEX] = _e(Ops.INDEX, {K, P}, "buffer dtype; int indices", "address of buf[idx]; Invalid index gates the lane")
   t[Ops.LOAD] = _e(Ops.LOAD, {K, P}, "the INDEX's dtype", "reads buf[idx] (alt value when gated off)")
@@ -173,7 +175,7 @@ def _build() -> dict[Ops, OpSpec]:
                     "loop variable over [0, end); at the tensor stage only AxisType.DEVICE: the device index an UNSHARD binds")
   t[Ops.UNSHARD] = _e(Ops.UNSHARD, {T}, "src[0]'s dtype; (value, device RANGE), arg (axis,)",
                       "src[0] evaluated at each device index of its RANGE, concatenated along the axis (a shard's logical value)")
-  t[Ops.END] = _e(Ops.END, {K, P}, "void; closes RANGEs", "ends the loops of its RANGE sources")
+  t[Ops.END] = _e(Ops.END, {K, P}, "void; closes RANGEs", "ends the loops of its RANGE sources", orders_only=True)
   t[Ops.CALL] = _e(Ops.CALL, {T, K}, "void for kernels", "runs its body (a kernel SINK, COPY or PROGRAM) on its arguments")
   t[Ops.SPECIAL] = _e(Ops.SPECIAL, {K, P}, "int32 after lowering", "a GPU launch index in [0, end)")
   t[Ops.BINARY] = _e(Ops.BINARY, {P}, "uint8 bytes", "compiled code", oos="compiled bytes; compared by running them")
@@ -192,7 +194,7 @@ def _build() -> dict[Ops, OpSpec]:
     stages = {P} if op in (Ops.PROGRAM, Ops.LINEAR, Ops.SOURCE, Ops.BARRIER, Ops.IF, Ops.ENDIF, Ops.INS, Ops.GETADDR, Ops.CUSTOM, Ops.CUSTOMI) \
              else {T} if op in (Ops.FUNCTION, Ops.TUPLE, Ops.GETTUPLE, Ops.STAGE, Ops.MSELECT, Ops.MSTACK, Ops.ALLREDUCE) \
              else {K, P} if op in (Ops.WMMA, Ops.GROUP) else set()
-    t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why)
+    t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why, orders_only=op is Ops.GROUP)
   return t
 
 def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
@@ -208,6 +210,7 @@ OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())
 TRAPPING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.traps)
 OVERFLOW_UB_OPS = frozenset(op for op, s in OP_TABLE.items() if s.overflow_ub)
 ROUNDING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.rounds)
+ORDERING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.orders_only)
 SIZED_INTS = tuple(dtypes.sints + dtypes.uints)   # tinygrad's own groups: int8..int64, uint8..uint64 (weakint is unbounded)
 
 def op_spec(op:Ops) -> OpSpec:
