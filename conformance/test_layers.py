@@ -70,8 +70,6 @@ def test_the_checker_catches_upward_and_sideways_imports(tmp_path):
 # outside spec/ restates one and drifts (the tolerance module's copy once left out ops the table classed as rounded). The
 # ones left name what they are for -- not an op property:
 OP_SET_ALLOWED = {
-  "fuzz/float_verify.py:FLOAT_OPS": "the float rule instance builder's reach: ops it can build at a float dtype (issue #30 item 4 left)",
-  "fuzz/float_verify.py:BOOL_OPS": "the float rule instance builder's reach at bool (issue #30 item 4 left: one bool-op list in the table)",
   "fuzz/index_seeds.py:INDEX_OPS": "which kernel index expressions the seed harvest keeps (a filter, not a property)",
   "ref/tensor_interp.py:PASSTHROUGH": "the reference interpreter's dispatch", "ref/tensor_interp.py:STORAGE": "the reference's dispatch",
   "ref/tensor_interp.py:VIEW_OPS": "the reference's dispatch"}

@@ -167,3 +167,38 @@ def test_the_symbolic_fuzzer_draws_every_sized_int():
   def draw(e): seen.update(x.dtype for x in e.toposort())
   draw()
   assert set(SIZED_INTS) <= seen, set(SIZED_INTS) - seen
+
+def _evaluates_at(op:Ops, dt) -> bool:
+  import numpy as np
+  from uopcheck.spec import alu
+  from uopcheck.spec.numpy_dtypes import np_dtype
+  n = OP_TABLE[op].arity
+  srcs = [np.array([True, False], np.bool_)] + [np.array([1, 0], np_dtype(dt))] * (n - 1) if op is Ops.WHERE else [np.array([1, 0], np_dtype(dt))] * n
+  try: alu.eval_alu(op, dt, srcs, dt)
+  except SpecError: return False
+  return True
+
+def test_the_bool_and_float_op_sets_are_what_the_spec_evaluates():
+  """``BOOL_OPS`` (the ``on_bool`` entries) and ``FLOAT_OPS`` (entries whose domain takes floats) are what the rule
+  instance builders put at a bool or float node: exactly the ops spec.alu evaluates there (the builders' own lists
+  once disagreed: 3 bool ops in one, 7 in the other, NEG in neither)"""
+  from uopcheck.spec.optable import BOOL_OPS, FLOAT_OPS
+  alu_ops = [op for op in _in_scope_alu() if op is not Ops.THREEFRY]
+  # (a comparison takes bool operands too, but makes a bool of any operands: the builders add GroupOp.Comparison themselves)
+  at_bool = sorted(op for op in alu_ops if op not in GroupOp.Comparison and _evaluates_at(op, dtypes.bool))
+  assert at_bool == sorted(BOOL_OPS), "on_bool disagrees with spec.alu"
+  assert sorted(op for op in alu_ops if _evaluates_at(op, dtypes.float32)) == sorted(FLOAT_OPS), "a float op's domain disagrees with spec.alu"
+  assert Ops.NEG in BOOL_OPS and Ops.SUB not in BOOL_OPS and Ops.AND not in FLOAT_OPS
+
+def test_the_z3_model_has_every_bool_op_the_table_marks():
+  """an op the table says has a value on bool must have one in the z3 model too (NEG on bool once made rules verify
+  answer 'unknown' for an instance the numpy spec evaluates)"""
+  from uopcheck.spec.optable import BOOL_OPS
+  from uopcheck.spec.z3model import check_rewrite, Proved
+  from uopcheck.spec.ints import OverflowReading
+  a, b, c = (UOp.variable(n, False, True, dtypes.bool) for n in ("a", "b", "c"))
+  for op in BOOL_OPS:
+    n = OP_TABLE[op].arity
+    u = UOp(op, dtypes.bool, (a, b, c) if n == 3 else (a, b)[:n])
+    assert isinstance(check_rewrite(u, u, OverflowReading.UNDEFINED), Proved), op
+  assert isinstance(check_rewrite(UOp(Ops.NEG, dtypes.bool, (a,)), a, OverflowReading.UNDEFINED), Proved)

@@ -249,8 +249,8 @@ def _grid_columns(us:list[UOp]) -> tuple[list[UOp], list[np.ndarray]]:
 
 class Evaluator:
   """Evaluate instances over rows: each row one assignment of the free symbols (``rows``: symbol -> column)."""
-  def __init__(self, rows:dict[UOp, np.ndarray], n:int, feasible:np.ndarray):
-    self.rows, self.n, self.feasible = rows, n, feasible
+  def __init__(self, rows:dict[UOp, np.ndarray], n:int):
+    self.rows, self.n = rows, n
     self.memo: dict[tuple[UOp, tuple], object] = {}
 
   def contents(self, buf:UOp) -> tuple[np.ndarray, np.ndarray]:
@@ -401,7 +401,7 @@ def rows_of(us:list[UOp]) -> tuple[dict[UOp, np.ndarray], int, np.ndarray]:
   free = [x for u in us for x in u.toposort() if x.op is Ops.RANGE and x not in rows and any(s.op is Ops.RANGE and s.arg == x.arg for s in syms)]
   for x in free: rows[x] = rows[next(s for s in syms if s.op is Ops.RANGE and s.arg == x.arg)]
   feasible = np.ones(n, bool)
-  ev = Evaluator(rows, n, feasible)
+  ev = Evaluator(rows, n)
   for s in [s for s in rows if s.op is Ops.RANGE]:   # a range's index is below its end on every row that runs
     end = Evaluator._scalar(ev.ev(s.src[0]))
     feasible &= ~end.undefined & ~end.invalid & (rows[s] < np.asarray(end.value).astype(np.int64))
@@ -459,7 +459,7 @@ def check_instance(before:UOp, after:UOp) -> tuple[str, dict|None, str]:
   """(bounded / refuted / unknown, the counterexample, why) for one fired instance"""
   try:
     rows, n, feasible = rows_of([before, after])
-    ev = Evaluator(rows, n, feasible)
+    ev = Evaluator(rows, n)
     b, a = ev.with_every_buffer(ev.ev(before), before, after), ev.with_every_buffer(ev.ev(after), before, after)
     for reading, ub_undef in (("undefined", True), ("wrap", False)):
       w = wrong_rows(b, a, ub_undef)
@@ -486,7 +486,7 @@ def confirm(before:UOp, after:UOp, at:dict[UOp, object], ub_undef:bool) -> tuple
   subs = {s: (UOp.const(bool(v), s.dtype) if s.dtype == dtypes.bool else UOp.const(_py(v), s.dtype)) for s, v in at.items()}
   try:
     b1, a1 = before.substitute(subs), after.substitute(subs)
-    ev = Evaluator({}, 1, np.ones(1, bool))
+    ev = Evaluator({}, 1)
     w = wrong_rows(ev.with_every_buffer(ev.ev(b1), b1, a1), ev.with_every_buffer(ev.ev(a1), b1, a1), ub_undef)
   except Exception as e: return False, f"{type(e).__name__}: {str(e)[:100]}"
   if w is None or not w.any(): return False, "the substituted instance agrees"

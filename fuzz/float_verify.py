@@ -38,13 +38,11 @@ from tinygrad.dtype import DType, dtypes, ConstFloat, Invalid
 from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, plans, ORDER
 from uopcheck.fuzz.float_check import PROBES, probe_value, decide, confirm, numpy_decide, show
 from uopcheck.spec.z3float import CAST_INTS
+from uopcheck.spec.optable import FLOAT_OPS, BOOL_OPS
 from uopcheck.spec.errors import SpecError
 from uopcheck.settings import PLAN_BUDGET, FLOAT_RULE_RLIMIT, FLOAT_PROBE_COMBOS
 
 FLOAT_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
-FLOAT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.SQRT, Ops.RECIPROCAL, Ops.TRUNC, Ops.MULACC, Ops.EXP2, Ops.LOG2,
-             Ops.SIN, Ops.POW, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE, Ops.CAST, Ops.CONST}
-BOOL_OPS = {Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX, Ops.WHERE, Ops.CMPNE, Ops.CMPEQ, Ops.CMPLT, Ops.CAST, Ops.CONST}
 
 # ** probe constants **
 
@@ -114,7 +112,8 @@ class FloatBuilder(Builder):
     done, dt = self.enter(p, dt, depth)
     if done is not None: return done
     if p.op is None: return self._named(p, self.variable(dt))
-    allowed = FLOAT_OPS if dtypes.is_float(dt) else BOOL_OPS if dt == dtypes.bool else {Ops.CONST, Ops.CAST}
+    # the op table says which ops have a value at the dtype; a comparison makes a bool of any operands; CONST and CAST anywhere
+    allowed = (FLOAT_OPS if dtypes.is_float(dt) else BOOL_OPS | GroupOp.Comparison if dt == dtypes.bool else set()) | {Ops.CONST, Ops.CAST}
     ops = sorted((o for o in p.op if o in allowed), key=lambda o: o.value)
     if not ops: raise NoInstance(f"ops {sorted(o.name for o in p.op)} have no {dt} instance")
     op = self.choose(ops)

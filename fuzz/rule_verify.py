@@ -33,7 +33,7 @@ from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, Sy
 from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
-from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS
+from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS, BOOL_OPS
 
 SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
@@ -196,7 +196,7 @@ class Builder:
       else: inner_dt = self.choose([d for d in MAIN_DTYPES if d != dt] + [dt])
       inner = self.build(kids[0], inner_dt, depth + 1) if kids else self.variable(inner_dt)
       return self._named(p, inner.cast(dt))
-    if dt == dtypes.bool and op not in (Ops.AND, Ops.OR, Ops.XOR, Ops.MUL, Ops.ADD, Ops.MAX, Ops.WHERE): raise NoInstance(f"{op} on bool")
+    if dt == dtypes.bool and op not in BOOL_OPS: raise NoInstance(f"{op} on bool")
     if op in (Ops.SHL, Ops.SHR):
       srcs = [self.build(kids[0], dt, depth + 1), self.build(kids[1], self.choose([dt, dtypes.weakint]) if dt != dtypes.weakint else dt, depth + 1)]
       return self._named(p, self._alu(op, dt, srcs))

@@ -166,7 +166,7 @@ def finding_json(e:UOp, s:UOp, v:Verdict, reading:OverflowReading, seed:int|None
 
 def attribute(d:dict, e:UOp, reading:OverflowReading) -> dict:
   """Give a finding the rule application that first breaks refinement (on the shrunk case) and its signature."""
-  from uopcheck.fuzz.rules import blame_rule
+  from uopcheck.fuzz.rule_blame import blame_rule
   try: blamed = blame_rule(e, reading)
   except Exception: blamed = None
   if blamed:

@@ -48,6 +48,8 @@ class OpSpec:
   traps: bool = False              # undefined at a zero divisor (an integer division: a kernel may trap, the harness says so)
   overflow_ub: bool = False        # at a sized signed int, overflow is UB in C (the CPU renderer) and wraps elsewhere: the two
                                    # overflow readings differ only on these (spec.ints.OverflowReading)
+  on_bool: bool = False            # has a value on bool operands, at bool (spec.alu's bool branch: AND/ADD/MUL/MAX as logical
+                                   # and/or, NEG the identity; WHERE selects): what an instance builder may put at a bool node
   orders_only: bool = False        # passes its sources through and only orders or groups effects: no value of its own, so a
                                    # rewrite rooted at it has nothing to check by value (fuzz/bounded_verify.py says n/a, and why)
 
@@ -197,10 +199,13 @@ def _build() -> dict[Ops, OpSpec]:
     t[op] = _e(op, stages, "see tinygrad/uop/spec.py", "-", oos=why, orders_only=op is Ops.GROUP)
   return t
 
+# the ALU ops with a value on bool operands (conformance/test_spec_table.py checks spec.alu evaluates exactly these on bool)
+_ON_BOOL = (Ops.AND, Ops.OR, Ops.XOR, Ops.MAX, Ops.MUL, Ops.ADD, Ops.NEG, Ops.WHERE)
+
 def _with_semantics(t:dict[Ops, OpSpec]) -> dict[Ops, OpSpec]:
   for op, (f, dom, tol, fz) in _ALU.items():
     t[op] = dataclasses.replace(t[op], evaluate=f, arity=_arity(op), domain=dom, tolerance=tol, fuzz=frozenset(fz), z3=INT_SEMANTICS.get(op),
-                                fp=FLOAT_SEMANTICS.get(op))
+                                fp=FLOAT_SEMANTICS.get(op), on_bool=op in _ON_BOOL)
   return t
 
 OP_TABLE: dict[Ops, OpSpec] = _with_semantics(_build())
@@ -211,6 +216,8 @@ TRAPPING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.traps)
 OVERFLOW_UB_OPS = frozenset(op for op, s in OP_TABLE.items() if s.overflow_ub)
 ROUNDING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.rounds)
 ORDERING_OPS = frozenset(op for op, s in OP_TABLE.items() if s.orders_only)
+BOOL_OPS = frozenset(op for op, s in OP_TABLE.items() if s.on_bool)
+FLOAT_OPS = frozenset(op for op, s in OP_TABLE.items() if s.domain in ("float", "numeric", "compare", "select"))   # defined on floats
 SIZED_INTS = tuple(dtypes.sints + dtypes.uints)   # tinygrad's own groups: int8..int64, uint8..uint64 (weakint is unbounded)
 
 def op_spec(op:Ops) -> OpSpec:

@@ -220,6 +220,7 @@ class Z3Model:
       if op is Ops.XOR: return z3.Xor(*vals), d
       if op is Ops.MUL: return z3.And(*vals), d
       if op is Ops.ADD or op is Ops.MAX: return z3.Or(*vals), d
+      if op is Ops.NEG: return vals[0], d   # spec.alu: the identity on bool (C: -b is nonzero exactly when b is)
       raise Unsupported(f"{op} on bool")
     if (dom := self.domain(dt)) is None: raise Unsupported(f"{op} at {dt} (only int/bool expressions have a z3 model)")
     # the op's one definition (spec.intsem, via the op table), or the domain's proved-equal override

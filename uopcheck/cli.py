@@ -135,16 +135,6 @@ def _cmd_fuzz(args) -> int:
   return FUZZERS[args.fuzz_cmd][1](args)
 
 def _cmd_rules(args) -> int:
-  from uopcheck.spec.ints import OverflowReading
-  if args.method == "instances":   # the first design: random instances per rule (kept as the benchmark's baseline)
-    from uopcheck.fuzz.rules import verify_rules, result
-    from uopcheck.progress import StatusLine
-    status = StatusLine(sys.stderr)
-    tallies = verify_rules(args.matcher, instances=args.instances, seed=args.seed, reading=OverflowReading(args.reading),
-                           progress=lambda t: status.update(f"{t.matcher} {t.rule:40s}"))
-    status.close("")
-    report(args, result(tallies), "rules-instances")
-    return exit_code(new=sum(1 for t in tallies if t.refuted))
   from uopcheck.fuzz import rule_verify, rule_report
   try: known = rule_report.load_known(args.known) if args.known else rule_report.load_known()
   except ValueError as e:
@@ -410,12 +400,6 @@ def build_parser() -> argparse.ArgumentParser:
   r.add_argument("--workers", type=positive(int), default=2, help="processes (default 2); the table does not depend on it")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
   r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
-  r.add_argument("--method", choices=["universal", "instances"], default="universal",
-                 help="universal: every path, all values (default); instances: the first design's random instances")
-  r.add_argument("--matcher", nargs="*", default=["symbolic", "divandmod"], choices=["symbolic", "divandmod"], help="instances only")
-  r.add_argument("--instances", type=positive(int), default=20, help="instances only")
-  r.add_argument("--seed", type=int, default=0, help="instances only")
-  r.add_argument("--reading", choices=["undefined", "wrap"], default="wrap", help="instances only (universal checks both)")
   r.set_defaults(fn=_cmd_rules)
   cs = sub.add_parser("compare-schedulers", parents=[reports],
                       help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
