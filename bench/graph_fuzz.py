@@ -30,7 +30,7 @@ def _run(args):
 def main(n:int=40):
   ctx = mp.get_context("spawn")
   print(f"{'size class':28s} {'cases':>6s} {'cold cases/min':>15s} {'warm cases/min':>15s}")
-  base = None
+  base = 0.0
   for label, steps, elems, profile in [("<= 2 ops, <= 256 elems", 2, 256, "small"), ("<= 6 ops, <= 4k elems", 6, 4096, "small"),
                                       ("<= 12 ops, <= 64k elems", 12, 65536, "small"), ("large: <= 40 steps, <= 2M elems", None, None, "large")]:
     with ctx.Pool(2) as pool: res = pool.map(_run, [(n if profile == "small" else max(4, n // 8), steps, elems, s, profile) for s in (1, 2)])

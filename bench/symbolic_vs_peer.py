@@ -45,7 +45,7 @@ def peer_check(e:UOp, s:UOp) -> str:
 
 def main(n:int=300, seed:int=0):
   rng = random.Random(seed)
-  pairs = []
+  pairs: list = []
   while len(pairs) < n:
     e = gen(rng)
     s = e.simplify()

@@ -157,7 +157,7 @@ def mutant_recall(ids:list[str]|None) -> None:
     if d == "n/a": return "n/a"
     rc = int(d.split("exit ", 1)[1].split()[0]) if "exit " in d else None
     return "caught" if rc in (1, 5) else "PASSED" if rc == 0 else "crash"
-  counts = collections.Counter()
+  counts: collections.Counter = collections.Counter()
   for r in rows:
     g, f = r.detectors.get("gate", "n/a"), r.detectors.get("gate-full", "n/a")
     og, of = outcome(g.split(": ", 1)[-1] if g != "n/a" else g), outcome(f.split(": ", 1)[-1] if f != "n/a" else f)

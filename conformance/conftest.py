@@ -73,6 +73,6 @@ def pytest_addoption(parser):
   parser.addoption("--scheduler", default=None, help="candidate scheduler (package.module:get_kernel_graph) for the kernel checks")
 
 def pytest_configure(config):
-  pytest.uopcheck_scheduler = config.getoption("--scheduler")
+  setattr(pytest, "uopcheck_scheduler", config.getoption("--scheduler"))   # the tests read it as pytest.uopcheck_scheduler
   from uopcheck.fast.runner import open_cpu_queues
   open_cpu_queues()   # tinygrad's stale queue counter would hang a later test (fast/runner.py says why)

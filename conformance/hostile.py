@@ -17,7 +17,7 @@ def _write(path:pathlib.Path, ast, device:str, before:dict[int, bytes]) -> pathl
   rec = {"format": REPRO_FORMAT, "name": "E_4", "ast": uop_json.encode(ast), "var_vals": {}, "detail": "", "args": [["int", 3], ["int", 3]],
          "device": device, "hcq2": False}
   path.write_text(json.dumps(rec))
-  with open(path.with_suffix(".npz"), "wb") as f: np.savez(f, **{f"before_{i}": np.frombuffer(b, np.uint8) for i, b in before.items()})
+  with open(path.with_suffix(".npz"), "wb") as f: np.savez(f, **{f"before_{i}": np.frombuffer(b, np.uint8) for i, b in before.items()})   # type: ignore[arg-type]
   return path
 
 def custom_op_reproducer(path:pathlib.Path, marker:pathlib.Path) -> pathlib.Path:

@@ -23,7 +23,7 @@ def test_a_writer_killed_mid_write_leaves_a_temp_that_remove_orphans_removes_alo
   code = ("import sys, time; from uopcheck.atomic import replacing\n"
           "with replacing(sys.argv[1]) as t:\n  t.write_text('half'); print('in', flush=True); time.sleep(60)")
   p = subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE, text=True)
-  assert p.stdout.readline().strip() == "in"
+  assert p.stdout is not None and p.stdout.readline().strip() == "in"
   p.kill(); p.wait()   # SIGKILL runs no finally: the temporary file stays
   with replacing(other) as t:   # another target's write in progress is not an orphan of ``target``
     t.write_text("b")

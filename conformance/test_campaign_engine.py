@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from uopcheck.fuzz.campaign import Campaign, Failure, shrink_reserve
 
 def _run(tmp_path, budget_s:float, fails, slow_s:float):
-  started, finished = [], []
+  started: list = []
+  finished: list = []
   def check(x):
     started.append((time.perf_counter(), c.shrinking is not None))   # when, and whether it is a shrink step
     time.sleep(slow_s)

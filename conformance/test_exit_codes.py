@@ -225,8 +225,8 @@ def test_a_graph_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_
   rep = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
   assert "No space left on device" in rep["unwritable"] and not rep["lost_cases"]   # not filed as a crash finding
   (small_disk / "fill").unlink()
-  p = subprocess.run(cmd[:6] + ["0.1"] + cmd[7:], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-  assert p.returncode in (0, 1), p.stderr[-2000:]   # with room again it runs
+  q = subprocess.run(cmd[:6] + ["0.1"] + cmd[7:], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+  assert q.returncode in (0, 1), q.stderr[-2000:]   # with room again it runs
 
 def test_dev_from_the_environment_is_obeyed_or_refused_in_one_line(monkeypatch, capsys, tmp_path):
   """DEV=PYTHON was silently overridden by CPU: now it is --device's default, checked like --device"""

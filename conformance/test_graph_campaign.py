@@ -57,7 +57,7 @@ def test_a_failure_still_being_shrunk_when_the_campaign_stops_is_named_in_the_re
   from uopcheck.fuzz.graph_campaign import summarize, result
   from uopcheck.results.render import TERM
   (tmp_path / ".pending-graph-4242.json").write_text('{"kind": "pending"}')
-  got = {k: set() for k in ("new", "known", "internal", "flaky")}
+  got: dict[str, set] = {k: set() for k in ("new", "known", "internal", "flaky")}
   s = summarize(str(tmp_path), got, time.time(), True, {}, minutes=1, workers=1, seed=0, seconds=1.0, cases=3, scheduler=None,
                 candidate=None, case_timeout=60.0, profile="small", restarts=0, lost=[])
   assert s["unfinished"] == [str(tmp_path / ".pending-graph-4242.json")]

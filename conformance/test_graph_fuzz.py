@@ -1,6 +1,7 @@
 """Graph fuzzing: programs are valid by construction, the campaign catches an injected bug and keeps a reproducer
 that replays, SIGINT loses no written finding, and every shipped graph finding replays (each a real bug: xfail strict)."""
 from __future__ import annotations
+from typing import Any
 import json, os, pathlib, signal, subprocess, sys, time
 import pytest
 from hypothesis import given, settings, HealthCheck, Phase
@@ -40,7 +41,8 @@ def test_graph_generator_reaches_every_feature():
   """Over a fixed sample the generator uses every step kind, every input distribution, every CPU dtype, both devices,
   TinyJit, and (large profile) programs of >= 30 steps and >= 1M elements."""
   from uopcheck.fuzz.program import ID_FIELDS, INPUT_KINDS, DTYPES, numel
-  seen, sizes = set(), []
+  seen: set = set()
+  sizes: list = []
   @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
   @given(programs(), programs(profile="large"))
   def collect(small, large):
@@ -80,7 +82,7 @@ def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_p
   mismatches = [(path, d) for path, d in found if d["failure"] == "mismatch"]
   assert p.returncode == 1 and report["new"] and mismatches, (report, p.stderr[-1500:])
   import xml.etree.ElementTree as ET   # the CI kind: each new finding a failing test case pointing at its reproducer
-  failed = [c.get("file") for c in ET.parse(tmp_path / "reports" / "latest" / "graph_campaign.junit.xml").iter("testcase")
+  failed = [c.get("file", "") for c in ET.parse(tmp_path / "reports" / "latest" / "graph_campaign.junit.xml").iter("testcase")
             if c.find("failure") is not None]
   assert sorted(pathlib.Path(f).name for f in failed) == sorted(f"graph-{s}.json" for s in report["new"]) and all(map(os.path.exists, failed))
   assert not problems and not list((tmp_path / "f").glob("*.tmp")) and not list((tmp_path / "f").glob(".pending-*"))
@@ -211,7 +213,7 @@ def test_graph_programs_draw_constants_the_dtype_cannot_hold():
   d = find(programs(), wide, settings=settings(max_examples=2000, database=None, derandomize=True, suppress_health_check=list(HealthCheck)))
   assert all(s[1] in ("add", "mul") for s in d["steps"] if s[0] == "const" and not -2**31 <= s[3] < 2**31), d
   build_program(d)
-  base = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 1, "kind": "normal"}], "outputs": [1]}
+  base: dict[str, Any] = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 1, "kind": "normal"}], "outputs": [1]}
   for bad in (["const", "lt", 0, 2147483648], ["const", "idiv", 0, 2147483648]):
     with pytest.raises(SpecError, match="does not fit"): build_program({**base, "steps": [bad]})
   with pytest.raises(SpecError, match="does not fit"):
@@ -269,7 +271,7 @@ def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
   from uopcheck.fuzz.graph import assign_cause, GraphVerdict, ASSIGN_CAUSE
   shipped = json.loads((FINDINGS / "graph-e25ae63c8ab9.json").read_text())
   assert assign_cause(shipped["program"], GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE
-  campaign = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 111, "kind": "normal", "device": "CPU"}],
+  campaign: dict[str, Any] = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 111, "kind": "normal", "device": "CPU"}],
               "steps": [["const", "mod", 0, 16], ["reshape", 0, [2, 1]], ["reduce", "min", 2, [1], False], ["assign", 0, 1]],
               "outputs": [4, 2]}
   assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE

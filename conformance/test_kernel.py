@@ -13,7 +13,7 @@ from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 
 @pytest.mark.parametrize("name", list(catalog.REAL_GRAPHS))
 def test_kernel_per_kernel_real_graph(name):
-  res = check_per_kernel(catalog.REAL_GRAPHS[name], name, scheduler=pytest.uopcheck_scheduler)
+  res = check_per_kernel(catalog.REAL_GRAPHS[name], name, scheduler=getattr(pytest, "uopcheck_scheduler"))
   assert res.ok, res.table()
   assert res.kernels and all(k.ok for k in res.kernels) and res.chain_ok and res.tensor_ok
 

@@ -2,6 +2,7 @@
 readings of signed overflow), the exhaustive evaluator and tinygrad's own python_alu agree wherever the spec says they
 should. Each lane the spec leaves out is one of ``spec.ints.PYTHON_ALU_DIFFERENCES`` (the test names which)."""
 from __future__ import annotations
+from typing import Any
 import z3
 from hypothesis import given, settings, HealthCheck, strategies as st
 from tinygrad.uop import Ops
@@ -17,7 +18,7 @@ BINARY = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOOR
           Ops.SHL, Ops.SHR, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ]
 WEAK_LIM = 2**40
 
-def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None, sized_as_int:bool=False) -> tuple[object, bool]:
+def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None, sized_as_int:bool=False) -> tuple[Any, bool]:
   m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int)
   v, d = m.translate(node)
   s = z3.Solver(ctx=m.ctx); s.add(*m.bounds, *m.links)
@@ -107,7 +108,7 @@ def unproved_overrides() -> list[str]:
   """every (domain, dtype, op, reading, divisor) whose override z3 does not prove equal to the shared definition"""
   from uopcheck.spec.z3model import ExactInt, WrappedInt
   consts = [1, 2, 3, 7, 8, 9, 64, 100]
-  cases = []
+  cases: list = []
   for op in (Ops.FLOORDIV, Ops.FLOORMOD):
     for b in consts + [-c for c in consts] + [(-1000, 1000)]:
       cases.append((ExactInt, {}, dtypes.weakint, op, OverflowReading.UNDEFINED, (-10**12, 10**12) if isinstance(b, int) else (-10**6, 10**6), b))
@@ -129,7 +130,7 @@ def test_each_domain_override_is_proved_equal_to_the_shared_definition():
   FLOORMOD by a symbolic divisor is unsat in 51K resource units in a new process, and still unknown at 100M after any
   earlier satisfiable check in the same process), so the proofs run where nothing was solved before them."""
   from conformance.isolated import run_isolated
-  bad = run_isolated("import json\nfrom uopcheck.settings import apply_environment\napply_environment()\n"
+  bad: Any = run_isolated("import json\nfrom uopcheck.settings import apply_environment\napply_environment()\n"
                      "from conformance.test_oracle_agreement import unproved_overrides\nprint(json.dumps(unproved_overrides()))", timeout=300)
   assert bad == [], bad[:5]
 

@@ -1,6 +1,7 @@
 """Results are objects, reports are renderers: every renderer shows the same result faithfully (escaping what its medium
 needs), every reporting command takes the one ``--report`` option, and the files it asks for are written."""
 from __future__ import annotations
+from typing import Any
 import argparse, html, json, re
 import pytest
 from uopcheck.cli import main, build_parser
@@ -109,7 +110,7 @@ def _ci_result() -> Result:
 
 def test_junit_counts_and_locates_every_outcome():
   import xml.etree.ElementTree as ET
-  suite = ET.fromstring(RENDERERS["junit"].render(_ci_result())).find("testsuite")
+  suite: Any = ET.fromstring(RENDERERS["junit"].render(_ci_result())).find("testsuite")
   assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {"tests": "4", "failures": "1", "errors": "1", "skipped": "1"}
   cases = {c.get("name"): c for c in suite.findall("testcase")}
   bad = cases["tinygrad/uop/symbolic.py:116"]
@@ -139,7 +140,7 @@ def test_rules_verify_ci_kinds_fail_a_new_refutation_and_skip_a_known_one(tmp_pa
   rule = ["rules", "verify", "--only", "tinygrad/uop/symbolic.py:116", "--workers", "1", "--report", "junit,sarif,github"]
   assert main([*rule, "--known", str(empty), "--report-dir", str(tmp_path / "new")]) == 1
   assert capsys.readouterr().out.startswith("::error file=tinygrad/uop/symbolic.py,line=116,")
-  case = ET.parse(tmp_path / "new" / "rules_verify.junit.xml").getroot().find("testsuite/testcase")
+  case: Any = ET.parse(tmp_path / "new" / "rules_verify.junit.xml").getroot().find("testsuite/testcase")
   assert case.get("line") == "116" and "REACHABLE" in case.find("failure").text
   assert json.loads((tmp_path / "new" / "rules_verify.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "rules verify"
   assert main([*rule, "--report-dir", str(tmp_path / "known")]) == 0   # the shipped list knows it: skipped, no annotation

@@ -26,7 +26,7 @@ def test_every_alu_op_has_tensor_or_program_semantics():
 
 def test_unknown_op_is_a_spec_error():
   class Fake: name = "FAKE_OP"
-  with pytest.raises(SpecError, match="unknown op"): op_spec(Fake)  # type: ignore[arg-type]
+  with pytest.raises(SpecError, match="unknown op"): op_spec(Fake)
 
 def test_typing_rules_fire():
   a, b = UOp.const(1.0, dtypes.float32), UOp.const(2, dtypes.int32)
@@ -81,7 +81,7 @@ def test_the_symbolic_fuzzer_draws_exactly_the_ops_the_table_marks_for_it():
   from hypothesis import given, settings, HealthCheck
   from tinygrad.uop import GroupOp
   from uopcheck.fuzz.symbolic import int_expr
-  seen = set()
+  seen: set = set()
   @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
   @given(int_expr())
   def draw(e): seen.update(u.op for u in e.toposort() if u.op in GroupOp.ALU)
@@ -93,7 +93,7 @@ def test_the_graph_fuzzer_draws_only_ops_the_table_marks_for_it():
   from tinygrad.uop import GroupOp
   from uopcheck.fuzz.graph_strategy import programs
   from uopcheck.fuzz.program import build_program
-  seen = set()
+  seen: set = set()
   @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
   @given(programs())
   def draw(d):
@@ -146,8 +146,8 @@ def test_a_float_op_the_table_calls_exact_never_rounds_and_one_it_calls_rounded_
   rng = np.random.default_rng(0)
   x = np.concatenate([edges(dtypes.float32), rng.standard_normal(2000).astype(np.float32) * 1e3]).astype(np.float32)
   x = x[np.isfinite(x)]
-  a, b = np.meshgrid(x[:300], x[-300:])
-  a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+  ga, gb = np.meshgrid(x[:300], x[-300:])
+  a, b = ga.ravel().astype(np.float64), gb.ravel().astype(np.float64)
   with np.errstate(all="ignore"):
     f64 = {Ops.NEG: -a, Ops.MAX: np.maximum(a, b), Ops.TRUNC: np.trunc(a), Ops.ADD: a + b, Ops.SUB: a - b, Ops.MUL: a * b,
            Ops.FDIV: a / b, Ops.SQRT: np.sqrt(np.abs(a)), Ops.RECIPROCAL: 1 / a}
@@ -161,7 +161,7 @@ def test_the_symbolic_fuzzer_draws_every_sized_int():
   from hypothesis import given, settings, HealthCheck
   from uopcheck.fuzz.symbolic import int_expr
   from uopcheck.spec.optable import SIZED_INTS
-  seen = set()
+  seen: set = set()
   @settings(max_examples=400, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
   @given(int_expr())
   def draw(e): seen.update(x.dtype for x in e.toposort())

@@ -138,7 +138,7 @@ def test_symbolic_confirmation_rejects_out_of_range_counterexamples():
 @given(int_expr(depth=4))
 def test_symbolic_fuzzer_never_draws_two_variables_of_one_name(e):
   decl = declarations(e)
-  by_name = {}
+  by_name: dict = {}
   for name, dt, lo, hi in decl: by_name.setdefault(name, set()).add((dt, lo, hi))
   assert all(len(v) == 1 for v in by_name.values()), by_name
 

@@ -1,6 +1,7 @@
 """The threat model (README "Threat model"), attack by attack: what a file or a peer sends never runs code, never writes
 outside its folder, and never becomes a false verdict. Each test here is an attack that succeeded before its defence."""
 from __future__ import annotations
+from typing import Any
 import pathlib
 import pytest
 from tinygrad.uop import Ops
@@ -90,7 +91,7 @@ def test_every_kernel_of_the_real_graphs_is_admitted():
 def test_graph_findings_name_only_cpu_devices():
   """the other entry point that hands a file to tinygrad: a graph finding's program (findings, compare-schedulers --corpus)"""
   from uopcheck.fuzz.program import validate_program
-  prog = {"inputs": [{"shape": [4], "dtype": "float32", "seed": 0, "kind": "normal", "device": "DISK:/etc/passwd"}],
+  prog: dict[str, Any] = {"inputs": [{"shape": [4], "dtype": "float32", "seed": 0, "kind": "normal", "device": "DISK:/etc/passwd"}],
           "steps": [["unary", "relu", 0]], "outputs": [1]}
   with pytest.raises(SpecError, match="device"): validate_program(prog)
   prog["inputs"][0]["device"] = "CPU"

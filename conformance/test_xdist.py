@@ -24,7 +24,10 @@ def test_xdist_run_reports_what_a_serial_run_reports(tmp_path, noisy_cc):  # noq
   serial, serial_cov = _run(0, tmp_path / "n0", noisy_cc)
   par, par_cov = _run(2, tmp_path / "n2", noisy_cc)
   assert "bringing up nodes" in par   # really distributed
-  cases = lambda out: re.search(r"cases: (\d+)  ref==fast: (\d+)", out).groups()
+  def cases(out):
+    m = re.search(r"cases: (\d+)  ref==fast: (\d+)", out)
+    assert m is not None, out[-2000:]
+    return m.groups()
   assert cases(par) == cases(serial) and int(cases(serial)[0]) >= 6, (cases(serial), cases(par))
   assert [r["name"] for r in json.loads((tmp_path / "n2" / "conformance.json").read_text())] == \
          sorted(r["name"] for r in json.loads((tmp_path / "n0" / "conformance.json").read_text()))

@@ -68,6 +68,7 @@ class BoundedBuilder(Builder):
     self.ranges: list[UOp] = []    # ranges a pattern variable may read (a REDUCE's own)
     self.bools: list[UOp] = []     # conditions built so far: a pattern variable may read one (where-closure folding)
     self.nbufs = 0
+    self.before: UOp|None = None   # the instance built (None: NoInstance), for verify_bounded_rule
 
   def dtype_choices(self) -> list[DType]: return [self.main, *DTYPES, dtypes.bool, dtypes.int64, dtypes.weakfloat]
 
@@ -323,7 +324,7 @@ class Evaluator:
       width = max(len(s) for s in srcs if isinstance(s, tuple))
       return tuple(self._alu(u, [(s[i] if len(s) > 1 else s[0]) if isinstance(s, tuple) else s for s in srcs]) for i in range(width))
     if any(not isinstance(s, Lane) for s in srcs): raise Unsupported(f"{op.name} of a non-value")
-    return self._alu(u, srcs)  # type: ignore[arg-type]
+    return self._alu(u, srcs)
 
   def _alu(self, u:UOp, srcs:list[Lane]) -> Lane:
     op = u.op
@@ -529,7 +530,7 @@ def _show(x, r:int) -> str:
 
 def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict]:
   """the bounded verdict per main dtype (weakint, int32, float32) of a rule no other verifier decides"""
-  pm = PatternMatcher([(rule.pat, rule.fxn)])  # type: ignore[list-item]
+  pm = PatternMatcher([(rule.pat, rule.fxn)])
   from uopcheck.spec.structural import verify
   out: dict[str, BoundedVerdict] = {}
   for dt in DTYPES:

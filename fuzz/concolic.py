@@ -182,7 +182,7 @@ class SymInt(int):
     out = SymInt(1, _lift(1, self.term))
     for _ in range(k): out = out * self
     return out
-  def __rpow__(self, o): return _c(o) ** self.pin() if isinstance(o, int) else NotImplemented
+  def __rpow__(self, o): return _c(o) ** self.pin() if isinstance(o, int) else NotImplemented   # type: ignore[override]
   # comparisons
   def __eq__(self, o):
     if o is self: return True
@@ -228,6 +228,6 @@ def keep_symbols():
   def const(self, val):
     if isinstance(val, SymInt) and (dtypes.is_int(self) or self == dtypes.weakint): return val
     return orig(self, val)
-  DType.const = const
+  DType.const = const   # type: ignore[method-assign]
   try: yield
-  finally: DType.const = orig
+  finally: DType.const = orig   # type: ignore[method-assign]

@@ -66,7 +66,7 @@ class ProbeFloat(ConstFloat):
   def __float__(self): self._look(); return float.__float__(self)
   def __int__(self): self._look(); return float.__int__(self)
   def __trunc__(self): self._look(); return float.__trunc__(self)
-  def __round__(self, *a): self._look(); return float.__round__(self, *a)   # type: ignore[call-overload]
+  def __round__(self, *a): self._look(); return float.__round__(self, *a)
   def __abs__(self): self._look(); return float.__abs__(self)
   def __neg__(self): self._look(); return float.__neg__(self)
   def is_integer(self): self._look(); return float.is_integer(self)
@@ -156,7 +156,7 @@ def run_float_rule(rule:Rule, dt:DType, plan:tuple, probes:dict[str, float]) -> 
     return b, res
   _seen.looked = False
   try:
-    after = PatternMatcher([(rule.pat, rule.fxn)]).rewrite(before, ctx={})  # type: ignore[list-item]
+    after = PatternMatcher([(rule.pat, rule.fxn)]).rewrite(before, ctx={})
     res.after = after if isinstance(after, UOp) and after is not before else None
   except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError,
           OverflowError) as e:

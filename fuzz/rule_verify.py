@@ -114,6 +114,7 @@ class Builder:
     self.syms: dict[str, SymInt] = {}
     self.domain: list[z3.BoolRef] = []
     self.nvars = 0
+    self.shape: tuple|None = None    # the instance's plain shape (verify_rule: two plans building one instance count once)
 
   def choose(self, options:list):
     if not options: raise NoInstance("no option")

@@ -154,7 +154,7 @@ def _finding_check(f:pathlib.Path):
   from uopcheck.fuzz.findings_io import read_finding
   from uopcheck.spec import SpecError
   if f.name.startswith("symbolic-"): from uopcheck.fuzz.symbolic import _validate, audit as recheck
-  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import _validate, recheck   # type: ignore[assignment]
+  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import _validate, recheck
   else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
   d = read_finding(f, _validate)
   if f.name != f"{f.name.split('-')[0]}-{d['signature']}.json":

@@ -4,6 +4,7 @@ page that reloads itself every few seconds while the run is live and stops once 
 HypoFuzz's dashboard, with no server: open the file). A CI job or a script polls the JSON; a person opens the page.
 Standard library only."""
 from __future__ import annotations
+from typing import Any
 import html, json, os, pathlib, time
 from uopcheck.atomic import atomic_write
 from uopcheck.results.render import html_page, html_table
@@ -18,7 +19,7 @@ class LiveStatus:
     self.started, self.last = time.time(), -1e9
     self.fields: dict = {}
     self.rules: NewRules|None = None   # see watch_rules
-    self._fired = None
+    self._fired: Any = None   # an object with new(), or None (see watch_rules)
     self.update(phase="starting")
 
   def watch_rules(self, tracked:bool, fired=None) -> NewRules:

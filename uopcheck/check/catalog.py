@@ -75,7 +75,7 @@ def llama_block(seed=0, backward=False):
   g1, g2 = _rand(r, D), _rand(r, D)
   params = [wq, wk, wv, wo, w1, w2, w3, g1, g2]
   if backward:
-    for p in params: p.requires_grad = True
+    for p in params: p.requires_grad = True   # type: ignore[attr-defined]
   def rms(z, g): return z * (z.square().mean(-1, keepdim=True) + 1e-5).rsqrt() * g
   freqs = 1.0 / (10000 ** (np.arange(0, HD, 2, dtype=np.float32) / HD))
   ang = np.outer(np.arange(T, dtype=np.float32), freqs)
