@@ -1,20 +1,32 @@
 """The layers as the README's Architecture section draws them: no module imports upward (function-level imports included),
 and siblings of one floor do not import each other."""
-import ast, pathlib
+import ast, pathlib, re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# folder -> (layer, floor); uopcheck/check is the verdict layer; the rest of uopcheck/ is the top (CLI, compare)
-LAYERS = {"spec": ("spec", 0), "ref": ("ref", 1), "fast": ("fast", 1), "uopcheck/check": ("check", 2), "fuzz": ("fuzz", 3),
-          "training": ("training", 4), "amd": ("amd", 4), "uopcheck": ("top", 5)}
-# standard-library-only utilities any floor may use: rule coverage (its plugin loads before tinygrad), atomic writes, the one
-# name of a rewrite rule, the argparse types every command shares,
-# the settings (every limit, budget and timeout, and the process environment), progress lines, per-run report directories
-# and the live status written into them
-UTILITY = {"uopcheck.rulecov": ("rulecov", -1), "uopcheck.atomic": ("atomic", -3), "uopcheck.settings": ("settings", -2),
-           "uopcheck.progress": ("progress", -2), "uopcheck.runs": ("runs", -1), "uopcheck.results": ("results", -2),
-           "uopcheck.compiler_output": ("compiler_output", -2), "uopcheck.rule_id": ("rule_id", -3),
-           "uopcheck.argtypes": ("argtypes", -3), "uopcheck.live": ("live", -1.5)}
+
+def readme_layers(text:str) -> tuple[dict, dict]:
+  """The layer map, read from the README's Architecture table (written once, there): each line that starts with a floor
+  names the folders (``fuzz/``) and modules (``uopcheck/runs.py``) on it, then says what they are. Floors >= 0 are layers
+  (folder -> (name, floor); ``uopcheck/`` itself is the top, the rest of uopcheck/); floors below 0 are utilities any
+  layer may use (module -> (name, floor)), which import no layer and only lower utilities."""
+  block = text.split("## Architecture", 1)[1].split("```", 2)[1]
+  layers: dict[str, tuple] = {}
+  utility: dict[str, tuple] = {}
+  for line in block.splitlines():
+    if not (m := re.match(r"\s*(-?\d+(?:\.\d+)?)\s+(.*)", line)): continue   # a line of description goes on
+    f = float(m.group(1))
+    floor = int(f) if f.is_integer() else f
+    for tok in m.group(2).split():
+      if not re.fullmatch(r"[\w/]+(/|\.py)", tok): break
+      path = tok.rstrip("/")
+      if floor >= 0: layers[path] = ("top" if path == "uopcheck" else path.split("/")[-1], floor)
+      else:
+        module = "uopcheck." + path.removeprefix("uopcheck/").removesuffix(".py").replace("/", ".")
+        utility[module] = (module.split(".")[-1], floor)
+  return layers, utility
+
+LAYERS, UTILITY = readme_layers((ROOT / "README.md").read_text())
 PACKAGE = {"check": "uopcheck/check", "spec": "spec", "ref": "ref", "fast": "fast", "fuzz": "fuzz", "training": "training", "amd": "amd"}
 
 def layer_of_file(p:pathlib.Path):
@@ -39,6 +51,18 @@ def imports(p:pathlib.Path):
       for a in n.names: yield f"{n.module}.{a.name}", n.lineno   # ``from uopcheck import fast`` names a layer too
 
 FILES = sorted(p for d in ("spec", "ref", "fast", "fuzz", "training", "amd", "uopcheck") for p in (ROOT / d).rglob("*.py"))
+
+def test_the_readme_table_is_the_layer_map():
+  """the table places every folder and every utility the code has (a new module the table does not place fails
+  ``layer_of_file``); a change to a floor in the README is a change to what the import test enforces"""
+  assert LAYERS == {"uopcheck": ("top", 5), "training": ("training", 4), "amd": ("amd", 4), "fuzz": ("fuzz", 3),
+                    "uopcheck/check": ("check", 2), "ref": ("ref", 1), "fast": ("fast", 1), "spec": ("spec", 0)}
+  assert UTILITY["uopcheck.live"] == ("live", -1.5) and UTILITY["uopcheck.rulecov"] == ("rulecov", -1)
+  where = {u: ROOT / "uopcheck" / u.removeprefix("uopcheck.").replace(".", "/") for u in UTILITY}
+  assert len(UTILITY) >= 10 and all(p.with_suffix(".py").exists() or p.is_dir() for p in where.values()), where
+  assert all((ROOT / folder).is_dir() for folder in LAYERS)
+  moved, _ = readme_layers((ROOT / "README.md").read_text().replace("\n 3    fuzz/", "\n 6    fuzz/"))
+  assert moved["fuzz"] == ("fuzz", 6)   # the test reads what the README says
 
 def test_every_layer_has_modules():
   seen = {layer_of_file(p)[0] for p in FILES}
