@@ -26,6 +26,7 @@ class GraphVerdict:
   output: int|None = None  # the first output that disagrees
   wrong: str = ""          # with a candidate: which scheduler disagrees with the reference (stock | candidate | both)
   emulator: bool = False   # a crash raised inside tinygrad's mock GPU (test/mockgpu): the emulator failed, not the AMD backend
+  jit_call: int|None = None   # the TinyJit call that failed (0 run, 1 capture, 2+ replay), for a jitted program
 
 def _verdict(r) -> GraphVerdict:
   if r.ok: return GraphVerdict(True)
@@ -69,7 +70,7 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
     v = _verdict(harness.check(build, f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
     if not v.ok:
       call = ['run', 'capture'][c] if c < 2 else 'replay'
-      return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}")
+      return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}", jit_call=c)
   return GraphVerdict(True)
 
 def _check_with(desc:dict, scheduler) -> GraphVerdict:
@@ -186,6 +187,7 @@ def jit_cause(desc:dict, v:GraphVerdict) -> str:
   return f"jit:{first_op(desc, v)}"
 
 FLAKY = "flaky (passes on re-check)"
+JIT_BLAME = "runtime (TinyJit capture/replay; the plain run agrees)"
 
 def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   """Which layer is wrong, decided on the shrunk case: a TinyJit failure whose plain run agrees is the JIT's (runtime);
@@ -193,8 +195,8 @@ def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   from uopcheck.check.kernel import check_per_kernel
   sched = candidate if v.wrong == "candidate" else scheduler
   plain = without_jit(desc)
-  if desc.get("jit") and "TinyJit call" in v.summary:
-    if _check_with(plain, sched).ok: return "runtime (TinyJit capture/replay; the plain run agrees)"
+  if desc.get("jit") and v.jit_call is not None:
+    if _check_with(plain, sched).ok: return JIT_BLAME
   try: return check_per_kernel(lambda: build_program(plain), "fuzz", scheduler=sched).blame or FLAKY
   except Exception as e: return f"per-kernel check failed: {type(e).__name__}"
 
@@ -223,7 +225,7 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   # a TinyJit bug is in the capture/replay, not in what the program computes: the program's shape is left out of it
   # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
   # a view of an assign's target read after the assign is signed by that cause alone, like a TinyJit cause
-  is_jit = blame.startswith("runtime (TinyJit")
+  is_jit = blame == JIT_BLAME
   cause = jit_cause(desc, v) if is_jit else assign_cause(desc, v) if v.kind == "mismatch" else None
   what = re.sub(r"\(N(, N)*,?\)", "(N...)",
                 re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else cause or norm

@@ -113,8 +113,14 @@ def _cli(args:list[str]) -> list[str]: return [sys.executable, "-m", "uopcheck.c
 def _device_args(m:Mutant) -> list[str]: return ["--device", m.device] if m.device else []
 
 def detect_check(m, site, work, opts) -> tuple[bool, str]:
-  rc, out = _run(_cli(["check", *opts.get("check_graphs", []), *_device_args(m)]), env_for(site), work, opts.get("check_timeout", 900))
-  fails = [ln.split()[0] for ln in out.splitlines() if ln.split()[1:2] in (["FAIL"], ["CRASH"], ["HANG"])]
+  """``uopcheck check`` on every real graph: caught when it exits with a finding, an internal error or a crash; the graphs
+  that failed are read from its JSON report (never from the rendered table)"""
+  rdir = work / "check-report"
+  rc, _ = _run(_cli(["check", *opts.get("check_graphs", []), *_device_args(m), "--report", "json", "--report-dir", str(rdir)]),
+               env_for(site), work, opts.get("check_timeout", 900))
+  try: rows = json.loads((rdir / "check.json").read_text())
+  except (OSError, ValueError): rows = []
+  fails = [r["graph"] for r in rows if isinstance(r, dict) and r.get("result") in ("FAIL", "CRASH", "HANG")]
   return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
 
 def detect_graph(m, site, work, opts) -> tuple[bool, str]:
