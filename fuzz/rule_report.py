@@ -45,7 +45,7 @@ def _bounded_cex_line(v:RuleVerdict) -> str:
 
 def _one_line(x) -> str: return " ".join(str(x).split())[:160]
 
-COLUMNS = [Column("rule (file:line)", width=38), Column("verdict", width=8), Column("int", width=8), Column("float", width=8),
+COLUMNS = [Column("rule (file:line)", width=38), Column("verdict", width=20), Column("int", width=8), Column("float", width=8),
            Column("time", width=6, align=">", fmt=".1f"), Column("paths", width=6, align=">"), Column("dtypes / why"),
            Column("source", term=False), Column("counterexample / why", term=False)]
 
