@@ -200,3 +200,10 @@ def test_pipeline_proves_plain_index_math():
   r = UOp.variable("a0", 0, 1000)
   for e in (r * 4 + 3, (r // 8) * 8 + r % 8, r % 16):
     assert check_pipeline(e, OverflowReading.UNDEFINED)[0].kind in ("proved", "unchanged"), e.render(simplify=False)
+
+def test_the_symbolic_constant_meets_the_protocol_spec_declares():
+  """spec/ reads a symbolic constant's term through ``spec.z3model.SymbolicConst`` (declared there), never fuzz/'s class"""
+  from uopcheck.spec.z3model import SymbolicConst, term_of
+  t = z3.Int("c0")
+  assert isinstance(SymInt(3, t), SymbolicConst) and term_of(SymInt(3, t)) is t
+  assert term_of(3) is None and not isinstance(3, SymbolicConst)

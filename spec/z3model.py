@@ -13,12 +13,23 @@ or Unknown (with z3's reason) -- a timeout is never reported as a pass."""
 from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 import z3
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
 from uopcheck.spec.ints import OverflowReading, C_UB_SIGNED
 from uopcheck.spec.optable import OP_TABLE
+
+@runtime_checkable
+class SymbolicConst(Protocol):
+  """A constant whose value is a z3 term (an Int or a wide bit-vector) rather than a number: the rule verifier's symbolic
+  constants (``fuzz.concolic.SymInt``) meet it. The model reads a constant's term through this, never a fuzz/ class."""
+  term: z3.ExprRef
+
+def term_of(v) -> z3.ExprRef|None:
+  """the z3 term of a symbolic constant, or None for a plain value"""
+  return v.term if isinstance(v, SymbolicConst) else None
 
 @dataclass(frozen=True, eq=False)
 class _Term:
@@ -82,7 +93,7 @@ class Z3Model:
     if u in self.widths: return self.widths[u]
     BIG = 1 << 20
     def of_int(v) -> int:
-      if getattr(v, "term", None) is not None: return self.sym_bits or BIG
+      if term_of(v) is not None: return self.sym_bits or BIG
       return max(int(v).bit_length(), (-int(v) - 1).bit_length()) + 1 if isinstance(v, int) else BIG
     ws = [self.weak_width(x) if x.dtype == dtypes.weakint else x.dtype.bitsize + (0 if _signed(x.dtype) else 1) if _is_bv(x.dtype) else
           2 for x in u.src]
@@ -107,7 +118,7 @@ class Z3Model:
 
   # ** sorts and constants **
   def const(self, v, dt:DType):
-    if (t := getattr(v, "term", None)) is not None:   # a symbolic constant (fuzz.concolic.SymInt): its z3 term, Int or wide BV
+    if (t := term_of(v)) is not None:   # a symbolic constant (SymbolicConst): its z3 term, Int or wide BV
       if dt == dtypes.bool: return t != 0
       if self.is_bv(dt):
         if dt == dtypes.weakint and (z3.is_int(t) or t.size() > self.bits(dt)):   # a weak symbol must fit weak_bits (exactness)
@@ -192,7 +203,7 @@ class Z3Model:
       if end.op is not Ops.CONST: raise Unsupported("a RANGE with a symbolic end")
       name = f"r{'_'.join(map(str, u.arg[:-1]))}" if op is Ops.RANGE else u.arg
       # a symbolic end (fuzz.concolic) stays a term: its Python arithmetic would record a decision outside any run
-      hi = end.arg - 1 if (t := getattr(end.arg, "term", None)) is None else _Term(t - 1)
+      hi = end.arg - 1 if (t := term_of(end.arg)) is None else _Term(t - 1)
       return self.var(name, dt, 0, hi), T
     if op is Ops.STACK and dt == dtypes.void: return z3.BoolVal(True, self.ctx), T
     srcs = [self.memo[s] for s in u.src]
@@ -230,7 +241,7 @@ class Z3Model:
 
   def _commit(self, x, s:UOp, dt:DType):
     """a weak operand at the node's dtype; a symbolic constant goes straight to ``dt`` (no detour through an Int)"""
-    if s.op is Ops.CONST and z3.is_bv(getattr(s.arg, "term", None)) and self.is_bv(dt): return self.const(s.arg, dt)
+    if s.op is Ops.CONST and z3.is_bv(term_of(s.arg)) and self.is_bv(dt): return self.const(s.arg, dt)
     return self._cast(x, s.dtype, dt)
 
   def _cast(self, x, src:DType, dst:DType):
