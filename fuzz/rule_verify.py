@@ -30,7 +30,7 @@ from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType, dtype_from_uop
 from tinygrad.dtype import DType, dtypes
 from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
-from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown
+from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown, PathQuery
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS, BOOL_OPS
@@ -425,10 +425,10 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   # so this never makes a pass); then the path re-run with Int symbols and every sized int as its exact Int. Int symbols
   # (a weakint instance): sized ints as exact Ints first (linear arithmetic with mod: int2bv is what z3 decides worst).
   int_syms = any(z3.is_int(t) for t in terms.values())
-  bv = lambda reading: check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms,
-                                     on_check=queries.charge, weak_bits=None if int_syms else W, sym_bits=SYM_BITS)
-  ints = lambda reading: (check_rewrite(res.before, res.after, reading, ctx=ctx, assume=assume, rlimit=PROOF_RLIMIT, terms=terms,
-                                        on_check=queries.charge, sized_as_int=True) if int_syms else
+  path = PathQuery(ctx=ctx, assume=assume, terms=terms, rlimit=PROOF_RLIMIT, on_check=queries.charge)
+  bv = lambda reading: check_rewrite(res.before, res.after, reading, weak_bits=None if int_syms else W,
+                                     query=dataclasses.replace(path, sym_bits=SYM_BITS))
+  ints = lambda reading: (check_rewrite(res.before, res.after, reading, query=dataclasses.replace(path, sized_as_int=True)) if int_syms else
                           _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries))
   assert res.before is not None and res.after is not None   # only a rewrite that fired is verified
   encodings = (ints, bv) if int_syms or _wide_division(res.before) else (bv, ints)
@@ -456,8 +456,8 @@ def _verify_path_as_ints(rule, dt, plan, res:PathResult, b:Builder, ctx, reading
   exact Int value (``sized_as_int``). The Int path is the bit-vector one without its width guards, so it covers it."""
   b2, res2 = run_rule(rule, dt, plan, {n: int.__int__(v) for n, v in b.syms.items()}, ctx, int_syms=True)
   if res2.after is None or res2.error or _plain_shape(res2.after) != _plain_shape(res.after): return None
-  return check_rewrite(res2.before, res2.after, reading, ctx=ctx, assume=(*b2.domain, *path_literals(res2.conds)), rlimit=PROOF_RLIMIT,
-                       terms={n: s.term for n, s in b2.syms.items()}, on_check=queries.charge, sized_as_int=True)
+  return check_rewrite(res2.before, res2.after, reading, query=PathQuery(ctx=ctx, assume=(*b2.domain, *path_literals(res2.conds)),
+                       terms={n: s.term for n, s in b2.syms.items()}, rlimit=PROOF_RLIMIT, on_check=queries.charge, sized_as_int=True))
 
 def _wide_division(u:UOp) -> bool:
   """a 32- or 64-bit division or modulo by a non-constant: its bit-blasted circuit is what z3 decides worst, while the

@@ -13,7 +13,7 @@ or Unknown (with z3's reason) -- a timeout is never reported as a pass."""
 from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 import z3
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
@@ -402,17 +402,29 @@ class BitVector(_Domain):
       return r, (a >= m.const(0, dt), (r >> cnt) == a, in_range)   # C: a negative or overflowing shift is UB
     return r, (in_range,)
 
+@dataclass(frozen=True)
+class PathQuery:
+  """How a refinement question about symbolic constants (``SymbolicConst``, the rule verifier's) is asked: ``ctx`` is the
+  z3 context their terms live in, ``assume`` the path condition under which the rewrite was made, ``terms`` (name ->
+  term) the constants a counterexample reports; ``rlimit`` bounds z3 by its deterministic resource counter instead of
+  wall-clock time (the same answer every run) and ``on_check`` sees each solver after its check (to charge a budget);
+  ``sized_as_int`` holds every sized int as its exact Int (wrapping by modulo), ``sym_bits`` bounds a symbol's width."""
+  ctx: z3.Context|None = None
+  assume: tuple = ()
+  terms: dict|None = None
+  rlimit: int|None = None
+  on_check: Callable|None = None
+  sized_as_int: bool = False
+  sym_bits: int|None = None
+
 def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=5000,
-                  weak_bits:int|None=None, ctx:z3.Context|None=None, assume:tuple=(), rlimit:int|None=None,
-                  terms:dict|None=None, on_check=None, sized_as_int:bool=False, sym_bits:int|None=None) -> Proved|Refuted|Unknown:
+                  weak_bits:int|None=None, query:PathQuery=PathQuery()) -> Proved|Refuted|Unknown:
   """Is ``after`` a refinement of ``before`` (defined wherever before is, and equal there)? ``weak_bits`` models weakint
   as a bit-vector that wide instead of an unbounded Int: much faster when an expression mixes weakint and sized ints
   (lowering), exact as long as no value needs more bits: the original's values are first proved to fit (else Unknown),
-  so a value past the width can never make a rewrite hold vacuously.
-
-  For symbolic constants (``fuzz.concolic``): ``ctx`` is the context their terms live in, ``assume`` the path condition
-  under which the rewrite was made, ``terms`` (name -> term) the constants whose values a counterexample reports.
-  ``rlimit`` bounds z3 by its deterministic resource counter instead of wall-clock time (same answer every run)."""
+  so a value past the width can never make a rewrite hold vacuously. ``query``: symbolic constants (``PathQuery``)."""
+  ctx, assume, terms, rlimit, on_check = query.ctx, query.assume, query.terms, query.rlimit, query.on_check
+  sized_as_int, sym_bits = query.sized_as_int, query.sym_bits
   if before.dtype != after.dtype:
     return Refuted({}, str(before.dtype), str(after.dtype), f"the rewrite changes the dtype from {before.dtype} to {after.dtype}")
   m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int, sym_bits=sym_bits, **({"ctx": ctx} if ctx is not None else {}))
@@ -425,11 +437,11 @@ def check_rewrite(before:UOp, after:UOp, reading:OverflowReading=OverflowReading
   if (extra := {n.split("@")[0] for n in m.variables} - {n.split("@")[0] for n in before_vars}):
     return Refuted({}, "-", "-", f"the rewrite introduces variables {sorted(extra)}")
   if (why := _inexact(m, n_exact, assume, rlimit, timeout_ms, on_check)): return Unknown(why)
-  query = [*m.bounds, *m.links, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
-  s = solver_for(query, m.ctx)
+  goal = [*m.bounds, *m.links, *assume, bd, z3.Or(z3.Not(ad), av != bv)]
+  s = solver_for(goal, m.ctx)
   if rlimit is not None: s.set("rlimit", rlimit)
   else: s.set("timeout", timeout_ms)
-  s.add(*query)
+  s.add(*goal)
   r = check(s)
   if on_check is not None: on_check(s)   # e.g. to charge the resource units spent to a budget
   if r == z3.unsat: return Proved()
