@@ -540,8 +540,8 @@ def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict
       b = BoundedBuilder(plan)
       try: b.before = b.build(rule.pat, dt)
       except NoInstance: b.before = None   # its choices so far still branch: the next plans try the other alternatives
-      except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
-        b.before, b.error = None, f"{type(e).__name__}: {e}"
+      except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, AttributeError):
+        b.before = None   # tinygrad refused to build the node: not an instance
       return b
     n = 0
     for plan, b in plans(make, cap):
@@ -564,10 +564,9 @@ def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict
       if verdict == "refuted":
         v.verdict, v.counterexample, v.why = "refuted", cex, why
         break
-      if verdict == "unknown":
-        if v.verdict != "refuted": v.verdict, v.why = "unknown", why
+      if verdict == "unknown": v.verdict, v.why = "unknown", why
       elif v.verdict == "n/a": v.verdict = "bounded"
-    v.complete = n < cap
+    v.complete = n < cap and v.verdict != "refuted"   # a refutation stops the enumeration: the space was not all run
     if v.verdict == "bounded" and not v.complete: v.why = f"the first {cap} instances of the bounded space"
     if v.fired or v.verdict != "n/a": out[dt.name] = v
   return out
