@@ -9,7 +9,7 @@
   uopcheck mutate [ID ...] [--detectors check,graph,rules,conformance]         kill table of tinygrad mutants
   uopcheck findings promote FILE ... | audit DIR ...                           re-derive findings; promote into the shipped corpus
   uopcheck replay FILE|DIR ...                                                 re-run findings: still failing / fixed per file
-  uopcheck rules verify [--only KEY ...] [--workers N]                         decide every rewrite rule (integer, IEEE float)
+  uopcheck rules verify [--only KEY ...] [--workers N]                         decide every rewrite rule (integer, IEEE float, bounded)
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
   uopcheck train --config tiny --steps 50 --validate                           Llama run behind the CPU gate (--replay FILE)
 
@@ -394,12 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
   sy.add_argument("--harvest", action="store_true", help="rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
   sy.add_argument("--no-pipeline", action="store_true", help="check e vs e.simplify() only, not the codegen integer pipeline")
   sy.set_defaults(fn=_cmd_fuzz)
-  r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each integer rule of symbolic/divandmod/weak for all inputs")
-  r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each integer rewrite rule for all inputs")
+  r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each rule of symbolic/divandmod/weak (integer and IEEE float for all "
+                     "inputs; memory and graph rules over a stated finite space)")
+  r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each rewrite rule (integer, IEEE float, bounded)")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
   r.add_argument("--workers", type=positive(int), default=2, help="processes (default 2); the table does not depend on it")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
-  r.add_argument("--show-na", action="store_true", help="also list the float/memory/graph rules (n/a)")
+  r.add_argument("--show-na", action="store_true", help="also list the rules with no verdict (n/a: no value semantics)")
   r.set_defaults(fn=_cmd_rules)
   cs = sub.add_parser("compare-schedulers", parents=[reports],
                       help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
