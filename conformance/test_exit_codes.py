@@ -103,6 +103,14 @@ def test_rules_verify_only_names_a_rule_exactly_and_must_match(tmp_path, capsys)
     assert main(["rules", "verify", "--only", bad, "--workers", "1", "--report-dir", str(tmp_path / "r")]) == 2
     assert f"--only {bad}: no rule is that FILE:LINE or matcher" in capsys.readouterr().err
 
+def test_train_device_with_an_index_is_one_usage_line_before_any_work(capsys, tmp_path):
+  """``--device CPU:1`` once ended in "device CPU cannot be opened: CPU has no renderer '1'" after the corpus was written:
+  tinygrad 0.14's DEV reads a device index as a renderer name"""
+  assert main(["train", "--device", "CPU:1", "--steps", "1", "--out", str(tmp_path / "run")]) == 2
+  err = capsys.readouterr().err.strip()
+  assert len(err.splitlines()) == 1 and "a device index cannot be the default device" in err and "--devices N" in err, err
+  assert not (tmp_path / "run").exists()
+
 def test_train_unknown_config_is_a_usage_error(capsys):
   assert main(["train", "--config", "bogus", "--report", "term"]) == 2
   assert "--config 'bogus': unknown model config; known: tiny" in capsys.readouterr().err

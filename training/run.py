@@ -6,7 +6,7 @@
 With --validate the run starts only if every kernel of the JIT-captured train step agrees with the CPU and with the
 reference (training/gate.py); otherwise it prints the table, writes reproducers, and exits 3 without training."""
 from __future__ import annotations
-import argparse, contextlib, os, pathlib, signal, sys, threading, time
+import argparse, contextlib, os, pathlib, re, signal, sys, threading, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
@@ -119,6 +119,13 @@ def replay(path:str) -> int:
 def train(args) -> int:
   if args.replay: return replay(args.replay)
   if not args.device: return _train(args)
+  if (m := re.fullmatch(r"([A-Za-z]+):(\d+)", args.device)) is not None:
+    # tinygrad 0.14 takes the default device from DEV, a Target list whose syntax reads "CPU:1" as device CPU, renderer "1"
+    dev = m[1].upper()
+    print(f"uopcheck train: --device {args.device}: a device index cannot be the default device (tinygrad's DEV reads it as "
+          f"{dev} with renderer '{m[2]}'); use --device {dev}, and --devices N to train data parallel over {dev}, {dev}:1, ...",
+          file=sys.stderr)
+    return 2
   if args.device.startswith("MOCK+"):   # tinygrad's mock GPU: found, prepared and opened by fast.devices, on the plain path
     from uopcheck.fast.devices import default_device
     with default_device(args.device): return _train(args)
