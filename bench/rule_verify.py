@@ -19,8 +19,7 @@ def main(workers:int=2) -> None:
   verdicts = verify_all(None, workers=workers, progress=False)
   wall = time.perf_counter() - st
   s = summary(verdicts)
-  bounded_s = sum(v.seconds for v in verdicts if v.bounded_verdict != "n/a")
-  int_s, float_s = s["seconds"] - s["float_seconds"] - bounded_s, s["float_seconds"]
+  int_s, float_s, bounded_s = s["seconds"] - s["float_seconds"] - s["bounded_seconds"], s["float_seconds"], s["bounded_seconds"]
   rows = [("integer", s["integer_rules"], s["proved"] + s["refuted"], s["integer_instantiations"], s["integer_instantiations_decided"], int_s),
           ("float", s["float_rules"], s["float_proved"] + s["float_refuted"] + s["float_liberty"], s["float_instantiations"],
            s["float_instantiations_decided"], float_s),

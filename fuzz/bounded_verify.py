@@ -39,6 +39,7 @@ from uopcheck.spec.optable import ORDERING_OPS
 from uopcheck.spec.numpy_dtypes import np_dtype, const_array
 from uopcheck.ref.elementwise import alu_node, commit, bitcast_node, reduce_lanes
 from uopcheck.ref.kernel_interp import render_expr
+from uopcheck.fuzz.float_check import same_datum
 
 K = 2
 BOUND_PAIRS = ((0, 2), (-2, 2), (1, 2), (-2, -1), (0, 0))     # every variable's (vmin, vmax): all within [-K, K]
@@ -50,7 +51,8 @@ STACK_WIDTHS = (2, 1)
 PLAN_CAP = 400                                                 # instances per rule and dtype
 SHAPES = ("var", "v*2+w", "(v//2)*2+v%2", "v%2", "v*2", "v+w", "const", "(weakint)int")  # what a weakint pattern variable may be
 BOOL_SHAPES = ("var", "v<1", "v<2&w<2")                        # what a bool pattern variable may be
-BOUND = f"k={K}: ints in [-{K},{K}] ({len(BOUND_PAIRS)} bound pairs), constants {list(INT_CONSTS)}, floats {len(FLOAT_VALUES)} values, " \
+BOUND_LABEL = f"k={K}"   # what the table prints: bounded(k=2)
+BOUND = f"{BOUND_LABEL}: ints in [-{K},{K}] ({len(BOUND_PAIRS)} bound pairs), constants {list(INT_CONSTS)}, floats {len(FLOAT_VALUES)} values, " \
         f"ranges of {'/'.join(map(str, RANGE_ENDS))}, buffers of {BUF_LEN}, stacks of {'/'.join(map(str, STACK_WIDTHS))}"
 DTYPES = (dtypes.weakint, dtypes.int32, dtypes.float32)
 MAX_ROWS = 200_000
@@ -410,12 +412,6 @@ def rows_of(us:list[UOp]) -> tuple[dict[UOp, np.ndarray], int, np.ndarray]:
 
 # ** refinement **
 
-def _same(a:np.ndarray, b:np.ndarray) -> np.ndarray:
-  if a.dtype.kind == "f" or b.dtype.kind == "f":
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    return ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
-  return a.astype(object) == b.astype(object)
-
 def wrong_rows(before, after, ub_is_undefined:bool) -> np.ndarray|None:
   """rows where ``after`` does not refine ``before`` (None: the two are not comparable)"""
   if isinstance(before, tuple) or isinstance(after, tuple):
@@ -432,7 +428,7 @@ def wrong_rows(before, after, ub_is_undefined:bool) -> np.ndarray|None:
     bad = None
     for slot in set(before.bufs) | set(after.bufs):
       (bv, bu), (av, au) = before.bufs[slot], after.bufs[slot]
-      w = (~bu & (au | ~_same(bv, av))).any(-1)
+      w = (~bu & (au | ~same_datum(bv, av))).any(-1)
       bad = w if bad is None else bad | w
     return bad if bad is not None else np.zeros(0, bool)
   if isinstance(before, Address) and isinstance(after, Address):   # the same element of the same buffer, where one is read
@@ -443,7 +439,7 @@ def wrong_rows(before, after, ub_is_undefined:bool) -> np.ndarray|None:
   if isinstance(before, Lane) and isinstance(after, Lane):
     bu = before.undefined | (before.ub if ub_is_undefined else False)
     au = after.undefined | (after.ub if ub_is_undefined else False)
-    same_value = before.invalid | _same(before.value, after.value)
+    same_value = before.invalid | same_datum(before.value, after.value)
     return ~bu & (au | (before.invalid != after.invalid) | ~same_value)
   return None
 
@@ -513,9 +509,7 @@ def _name(s:UOp) -> str:
   if s.op is Ops.RANGE: return f"r{s.arg[0]}"
   return s.arg.name
 
-def _py(x):
-  x = np.asarray(x).item()
-  return x
+def _py(x): return np.asarray(x).item()
 
 def _show(x, r:int) -> str:
   if isinstance(x, tuple): return "(" + ", ".join(_show(e, r) for e in x) + ")"

@@ -56,6 +56,13 @@ def transcendental(*us:UOp) -> int:
   """how many ops without an exact IEEE value (EXP2, LOG2, SIN, POW: the spec gives them a tolerance) the graphs hold"""
   return sum(1 for u in us for x in u.toposort() if x.op in OP_TABLE and OP_TABLE[x.op].tolerance == "transcendental")
 
+def same_datum(a, b) -> np.ndarray:
+  """lane by lane, the same datum by the numpy spec: equal values, every NaN one datum, +0 and -0 two (ints: equal)"""
+  a, b = np.asarray(a), np.asarray(b)
+  if a.dtype.kind != "f" and b.dtype.kind != "f": return a.astype(object) == b.astype(object)
+  a, b = a.astype(np.float64), b.astype(np.float64)
+  with np.errstate(invalid="ignore"): return (np.isnan(a) & np.isnan(b)) | ((a == b) & (np.signbit(a) == np.signbit(b)))
+
 def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic=None) -> np.ndarray:
   """where the rewrite is wrong by the numpy spec: before defined, and after undefined or another datum (NaN is one
   datum, +0 and -0 are two)"""
@@ -65,9 +72,7 @@ def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic=Non
   if dtypes.is_float(before.dtype) and (n := transcendental(before, after)):
     from uopcheck.spec.floats import float_close, graph_tolerance   # no exact value: the spec's tolerance, classes kept
     same = float_close(bv, av, before.dtype, graph_tolerance(before.dtype, depth=n))
-  elif dtypes.is_float(before.dtype):
-    with np.errstate(invalid="ignore"):
-      same = (np.isnan(bv) & np.isnan(av)) | ((bv == av) & (np.signbit(bv) == np.signbit(av)))
+  elif dtypes.is_float(before.dtype): same = same_datum(bv, av)
   else: same = bv == av
   return ~np.broadcast_to(bl.undefined, shape) & (np.broadcast_to(al.undefined, shape) | ~same)
 
@@ -76,9 +81,7 @@ def evaluate_at(us:list[UOp], asg:dict[str, object]):
   return [(l.value.reshape(-1)[0].item(), bool(l.undefined.reshape(-1)[0])) for l in evaluate(us, {k: np.array(v) for k, v in asg.items()})]
 
 def _identical(a, b, dt:DType) -> bool:
-  if not dtypes.is_float(dt): return a == b
-  if np.isnan(a) and np.isnan(b): return True
-  return bool(a == b) and bool(np.signbit(a) == np.signbit(b))
+  return a == b if not dtypes.is_float(dt) else bool(same_datum(a, b))
 
 def confirm(before:UOp, after:UOp, asg:dict) -> dict:
   """the numpy spec's verdict at a counterexample: confirmed when before is defined there and after is undefined or

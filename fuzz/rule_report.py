@@ -6,8 +6,8 @@ README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import json, os, pathlib
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.rule_verify import RuleVerdict, summary, FLOAT_KNOWN_PREFIX, BOUNDED_KNOWN_PREFIX
-from uopcheck.fuzz.bounded_verify import BOUND
+from uopcheck.fuzz.rule_verify import RuleVerdict, summary, refutation_keys
+from uopcheck.fuzz.bounded_verify import BOUND_LABEL
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
 
@@ -71,8 +71,8 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
   for v in verdicts:
     if v.verdict == "n/a" and not show_na: continue
     dts = ",".join(f"{k}:{x[0]}" for k, x in (v.dtypes or v.bounded_dtypes).items() if x != "proved") or ("all proved" if v.dtypes else "")
-    tag = " (NEW)" if any(new_refutations(v, known)) else " (known)" if v.verdict == "refuted" else ""
-    kind = f"{v.verdict}({BOUND.split(':')[0]}{'' if v.bounded_complete else ', capped'})" if v.bounded_verdict == "bounded" else v.verdict
+    tag = " (NEW)" if new_refutations(v, known) else " (known)" if v.verdict == "refuted" else ""
+    kind = f"{v.verdict}({BOUND_LABEL}{'' if v.bounded_complete else ', capped'})" if v.bounded_verdict == "bounded" else v.verdict
     rows.append({"rule (file:line)": v.rule[9:], "verdict": kind + tag, "int": v.int_verdict, "float": v.float_verdict,
                  "time": v.seconds, "paths": v.paths, "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}",
                  "source": v.source, "counterexample / why": _cex_line(v) if v.verdict == "refuted" else v.why})
@@ -97,18 +97,17 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
                 {"summary": s, "rules": [v.as_json() for v in verdicts]}, tables=[Table(COLUMNS, rows), grid(verdicts)], summary=lines,
                 sections=sections, outcomes=[outcome(v, known) for v in verdicts if v.verdict != "n/a"])
 
-def new_refutations(v:RuleVerdict, known:dict) -> tuple[bool, bool, bool]:
-  """(its integer refutation is new, its IEEE float one, its bounded model checking one): refuted and not on the reviewed list"""
-  return (v.int_verdict == "refuted" and v.rule not in known, v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known,
-          v.bounded_verdict == "refuted" and BOUNDED_KNOWN_PREFIX + v.rule not in known)
+def new_refutations(v:RuleVerdict, known:dict) -> set[str]:
+  """the parts of a rule's verdict (integer, float, bounded) refuted and not on the reviewed list"""
+  return {part for part, key in refutation_keys(v).items() if key not in known}
 
 def outcome(v:RuleVerdict, known:dict) -> Outcome:
   """a rule for the CI kinds, at its tinygrad source line: a new refutation fails, a known one or an undecided rule is
   skipped (saying which), a proved one passes"""
-  new_int, new_float, new_bounded = new_refutations(v, known)
-  new = ([f"integer refutation: {_cex_line(v)}"] if new_int else []) + \
-        ([f"IEEE float refutation: {'; '.join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items())}"] if new_float else []) + \
-        ([f"bounded model checking refutation: {_bounded_cex_line(v)}"] if new_bounded else [])
+  parts = new_refutations(v, known)
+  new = ([f"integer refutation: {_cex_line(v)}"] if "integer" in parts else []) + \
+        ([f"IEEE float refutation: {'; '.join(_float_cex_line(d, c) for d, c in v.float_counterexamples.items())}"] if "float" in parts else []) + \
+        ([f"bounded model checking refutation: {_bounded_cex_line(v)}"] if "bounded" in parts else [])
   if new: status, msg = "fail", "\n".join(new) + f"\nthe rule: {v.source}"
   elif v.verdict == "refuted": status, msg = "skip", "known refutation (fuzz/rules_known.json)"
   elif v.verdict in ("proved", "liberty"): status, msg = "pass", v.verdict

@@ -539,6 +539,7 @@ class RuleVerdict:
   bounded_dtypes: dict = field(default_factory=dict)          # main dtype -> its bounded verdict
   bounded_counterexample: dict|None = None
   bounded_complete: bool = False   # every instance of the bounded space was enumerated, at every dtype (else the first PLAN_CAP)
+  bounded_seconds: float = 0.0     # of ``seconds``: the bounded model checking
   no_value: str = ""           # why a rule left n/a has no value semantics to check
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
@@ -595,22 +596,24 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
 def _bounded(rule:Rule, out:RuleVerdict, whys:list[str]) -> None:
   """a rule no integer or float instance fires: model-checked over the bounded space (fuzz/bounded_verify.py), or n/a with
   the reason it has no value semantics"""
-  from uopcheck.fuzz.bounded_verify import verify_bounded_rule, no_value_semantics, BOUND
+  from uopcheck.fuzz.bounded_verify import verify_bounded_rule, no_value_semantics, BOUND_LABEL
   if (why := no_value_semantics(rule)) is not None:
     out.no_value = why
     whys.append(why)
     return
+  st = time.perf_counter()
   bv = verify_bounded_rule(rule)
+  out.bounded_seconds = round(time.perf_counter() - st, 3)
   out.bounded_dtypes = {name: v.verdict for name, v in bv.items()}
   out.bounded_complete = all(v.complete for v in bv.values())
   out.bounded_verdict = out.verdict = worst_of(out.bounded_dtypes.values())
   if out.verdict == "n/a":
-    out.no_value = f"no instance in the bounded space ({BOUND.split(':')[0]}) fires it"
+    out.no_value = f"no instance in the bounded space ({BOUND_LABEL}) fires it"
     whys.append(out.no_value)
     return
   whys.extend(f"{name}: {v.why}" for name, v in bv.items() if v.why)
   if out.verdict == "bounded":
-    whys.append(f"bounded({BOUND.split(':')[0]}): no counterexample in {sum(v.fired for v in bv.values())} fired instances")
+    whys.append(f"bounded({BOUND_LABEL}): no counterexample in {sum(v.fired for v in bv.values())} fired instances")
   out.bounded_counterexample = next(({"dtype": n, **v.counterexample} for n, v in bv.items()
                                      if v.verdict == "refuted" and v.counterexample), None)
   if out.counterexample is None: out.counterexample = out.bounded_counterexample
@@ -653,6 +656,12 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
 FLOAT_KNOWN_PREFIX = "float:"   # a float refutation's key in the known list: float:tinygrad/uop/symbolic.py:165
 BOUNDED_KNOWN_PREFIX = "bounded:"   # a bounded model checking refutation's key: bounded:tinygrad/uop/symbolic.py:468
 
+def refutation_keys(v:RuleVerdict) -> dict[str, str]:
+  """each refuted part of a rule's verdict (integer, float, bounded) -> its key on the known list (``fuzz/rules_known.json``):
+  the rule's own key, ``float:`` or ``bounded:`` before it"""
+  parts = (("integer", v.int_verdict, ""), ("float", v.float_verdict, FLOAT_KNOWN_PREFIX), ("bounded", v.bounded_verdict, BOUNDED_KNOWN_PREFIX))
+  return {part: prefix + v.rule for part, verdict, prefix in parts if verdict == "refuted"}
+
 def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   """integer and float apart: per rule (its worst dtype) and per rule x dtype instantiation; a refutation not on the
   known list is new (a float one is known as ``float:<rule>``)"""
@@ -665,8 +674,6 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   inst = lambda fl: [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != "n/a"]
   int_inst, float_inst = inst(False), inst(True)
   decided = lambda xs: round(sum(1 for x in xs if x in ("proved", "refuted", "liberty")) / max(1, len(xs)), 4)
-  refuted_new = [v.rule for v in integer if v.int_verdict == "refuted" and v.rule not in known] + \
-                [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule not in known]
   return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count(integer, "int_verdict", "proved"),
           "refuted": count(integer, "int_verdict", "refuted"), "bounded": count(integer, "int_verdict", "bounded"),
           "unknown": count(integer, "int_verdict", "unknown"), "not_integer": len(verdicts) - len(integer),
@@ -679,13 +686,10 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
           **_bounded_summary(verdicts, known),
           "no_verdict": [v.rule for v in verdicts if v.verdict == "n/a"],
           "no_verdict_why": {v.rule: v.no_value or v.why for v in verdicts if v.verdict == "n/a"},
-          "refuted_new": refuted_new + [BOUNDED_KNOWN_PREFIX + v.rule for v in verdicts if v.bounded_verdict == "refuted"
-                                        and BOUNDED_KNOWN_PREFIX + v.rule not in known],
-          "refuted_known": [v.rule for v in integer if v.int_verdict == "refuted" and v.rule in known] +
-                           [FLOAT_KNOWN_PREFIX + v.rule for v in floats if v.float_verdict == "refuted" and FLOAT_KNOWN_PREFIX + v.rule in known] +
-                           [BOUNDED_KNOWN_PREFIX + v.rule for v in verdicts
-                            if v.bounded_verdict == "refuted" and BOUNDED_KNOWN_PREFIX + v.rule in known],
-          "seconds": round(sum(v.seconds for v in verdicts), 1), "float_seconds": round(sum(v.float_seconds for v in verdicts), 1)}
+          "refuted_new": [k for v in verdicts for k in refutation_keys(v).values() if k not in known],
+          "refuted_known": [k for v in verdicts for k in refutation_keys(v).values() if k in known],
+          "seconds": round(sum(v.seconds for v in verdicts), 1), "float_seconds": round(sum(v.float_seconds for v in verdicts), 1),
+          "bounded_seconds": round(sum(v.bounded_seconds for v in verdicts), 1)}
 
 def _bounded_summary(verdicts:list[RuleVerdict], known:dict) -> dict:
   """the bounded model checking part: rules and rule x dtype instantiations, by verdict, and the bound itself"""
