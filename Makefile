@@ -1,12 +1,13 @@
 # uopcheck: two commands do all set-up on a fresh machine.
 #   make demo   venv + install + run ref vs fast on the real graphs and print the report
 #   make test   venv + install + ruff check + mypy + pytest -n auto conformance/
+#   make quick  the same without the tests marked slow (the edit loop; .pre-commit-config.yaml runs it)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.uopcheck-installed
 
-.PHONY: demo test lint clang browser redis amdllvm install bench train clean
+.PHONY: demo test quick lint clang browser redis amdllvm install bench train clean
 
 # tinygrad's CPU backend shells out to clang. Debian's clang 14 can't build __bf16 kernels, so clang-19 is added when apt can.
 clang:
@@ -54,7 +55,12 @@ demo: install
 test: install browser redis amdllvm lint
 	$(PY) -m pytest conformance -q -n auto
 
-# pyflakes + the line limit (pyproject [tool.ruff]) and mypy (pyproject [tool.mypy]); make test runs both first
+# the edit loop (and what .pre-commit-config.yaml runs): lint, then every test not marked slow (no campaign, training run
+# or wheel build in a subprocess)
+quick: install lint
+	$(PY) -m pytest conformance -q -n auto -m "not slow"
+
+# ruff at tinygrad's rule selection (pyproject [tool.ruff]) and mypy (pyproject [tool.mypy]); make test runs both first
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

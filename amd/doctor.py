@@ -144,7 +144,9 @@ def run(root:str|os.PathLike="/", env:dict|None=None) -> Report:
   if rocm is not None: clangs += [(p, int(p.name)) for p in sorted((rocm / "llvm/lib/clang").glob("*")) if p.name.isdigit()]
   clangs += [(p, int(m.group(1))) for p in sorted((root / "usr/lib").glob("llvm-*")) if (m := re.match(r"llvm-(\d+)", p.name))]
   good = [(p, v) for p, v in clangs if v >= 19]
-  if good: C(Check("gfx950 clang", "pass", f"LLVM {good[-1][1]} at /{good[-1][0].relative_to(root)}")); rep.env["CC"] = f"clang-{good[-1][1]}"
+  if good:
+    C(Check("gfx950 clang", "pass", f"LLVM {good[-1][1]} at /{good[-1][0].relative_to(root)}"))
+    rep.env["CC"] = f"clang-{good[-1][1]}"
   else:
     C(Check("gfx950 clang", "fail", f"newest clang is LLVM {max(v for _, v in clangs)}" if clangs else "no clang found",
             "gfx950 needs LLVM >= 19: use ROCm 7's llvm (/opt/rocm/llvm/bin/clang) or apt-get install clang-19"))

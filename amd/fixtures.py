@@ -11,10 +11,14 @@ def _w(p:pathlib.Path, text:str|bytes) -> None:
 
 def _healthy(d:pathlib.Path, device:int=0x75a0) -> None:
   gpu = d / "sys/bus/pci/devices/0000:05:00.0"
-  _w(gpu / "vendor", "0x1002\n"); _w(gpu / "device", f"0x{device:04x}\n"); _w(gpu / "class", "0x120000\n")
+  _w(gpu / "vendor", "0x1002\n")
+  _w(gpu / "device", f"0x{device:04x}\n")
+  _w(gpu / "class", "0x120000\n")
   _w(gpu / "resource0", bytes(range(256)) * 16)
   audio = d / "sys/bus/pci/devices/0000:05:00.1"
-  _w(audio / "vendor", "0x1002\n"); _w(audio / "device", "0xab30\n"); _w(audio / "class", "0x040300\n")
+  _w(audio / "vendor", "0x1002\n")
+  _w(audio / "device", "0xab30\n")
+  _w(audio / "class", "0x040300\n")
   rocm = d / "opt/rocm-7.0.2"
   _w(rocm / ".info/version", "7.0.2-56\n")
   _w(rocm / "lib/libamd_comgr.so.3.0.0", b"\x7fELF")

@@ -16,7 +16,9 @@ from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 def best(f, reps=3):
   t = float("inf")
   for _ in range(reps):
-    st = time.perf_counter(); f(); t = min(t, time.perf_counter() - st)
+    st = time.perf_counter()
+    f()
+    t = min(t, time.perf_counter() - st)
   return t
 
 def throughput():
@@ -39,7 +41,8 @@ def overhead():
   from uopcheck.check import catalog
   for name in ("matmul", "softmax", "layernorm", "attention", "llama_block"):
     build = catalog.REAL_GRAPHS[name]
-    fast.run(build(), check_spec=False); check_per_kernel(build, name)  # warm caches
+    fast.run(build(), check_spec=False)
+    check_per_kernel(build, name)  # warm caches
     tf = best(lambda: fast.run(build(), check_spec=False))
     tk = best(lambda: check_per_kernel(build, name))
     print(f"{name:20s} {tf*1e3:12.1f} {tk*1e3:14.1f} {tk/tf:8.2f}x")

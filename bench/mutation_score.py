@@ -19,7 +19,8 @@ def main(graph_minutes:float=1.0, ids:list[str]|None=None):
   print(f"\ncaught first by: {dict(first)}")
   print(f"check alone (baseline): {first['check']}/{n}; all detectors: {k}/{n} = {100 * k / max(n, 1):.0f}% "
         f"(x{k / max(first['check'], 1):.2f} the baseline); target >= 95%; {time.perf_counter() - st:.0f} s")
-  out = pathlib.Path("reports"); out.mkdir(exist_ok=True)
+  out = pathlib.Path("reports")
+  out.mkdir(exist_ok=True)
   (out / "mutation_score.json").write_text(json.dumps({"caught": k, "live": n, "graph_minutes": graph_minutes, "first": dict(first),
                                                        "rows": [r.__dict__ for r in rows]}, indent=1))
 

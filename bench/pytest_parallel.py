@@ -29,7 +29,8 @@ def main() -> None:
   ap.add_argument("--workers", type=int, default=2, help="xdist workers for the parallel run (default 2)")
   ap.add_argument("--logs", default="reports/bench-pytest-parallel", help="where each run's whole pytest output is kept")
   a = ap.parse_args()
-  logs = pathlib.Path(a.logs); logs.mkdir(parents=True, exist_ok=True)
+  logs = pathlib.Path(a.logs)
+  logs.mkdir(parents=True, exist_ok=True)
   base, base_tail, base_failed = run(0, a.paths, a.k, logs)     # both run even if one fails: a failure is reported, not fatal
   par, par_tail, par_failed = run(a.workers, a.paths, a.k, logs)
   print(f"{'run':12s} {'wall s':>8s} {'vs -n 0':>8s}  result")

@@ -16,7 +16,8 @@ from uopcheck import fast
 
 def graphs(n:int, device:str="CPU"):
   r = np.random.default_rng(0)
-  a = r.standard_normal((n, n)).astype(np.float32); b = r.standard_normal((n, n)).astype(np.float32)
+  a = r.standard_normal((n, n)).astype(np.float32)
+  b = r.standard_normal((n, n)).astype(np.float32)
   return {
     f"matmul+relu+sum {n}x{n}": lambda: (Tensor(a, device=device) @ Tensor(b, device=device)).relu().sum(),
     f"elementwise chain {n}x{n}": lambda: ((Tensor(a, device=device) * 2 + Tensor(b, device=device)).exp2() - 1).sqrt().sum(axis=1),
@@ -26,7 +27,9 @@ def graphs(n:int, device:str="CPU"):
 def timed(f, reps=1):
   best = float("inf")
   for _ in range(reps):
-    st = time.perf_counter(); f(); best = min(best, time.perf_counter() - st)
+    st = time.perf_counter()
+    f()
+    best = min(best, time.perf_counter() - st)
   return best
 
 def ref_time(build):

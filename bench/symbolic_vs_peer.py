@@ -50,10 +50,15 @@ def main(n:int=300, seed:int=0):
     e = gen(rng)
     s = e.simplify()
     if s is not e: pairs.append((e, s))
-  st = time.perf_counter(); ours = [check_expr(e, OverflowReading.WRAP)[0].kind for e, _ in pairs]; t_ours = time.perf_counter() - st
-  st = time.perf_counter(); theirs = [peer_check(e, s) for e, s in pairs]; t_peer = time.perf_counter() - st
+  st = time.perf_counter()
+  ours = [check_expr(e, OverflowReading.WRAP)[0].kind for e, _ in pairs]
+  t_ours = time.perf_counter() - st
+  st = time.perf_counter()
+  theirs = [peer_check(e, s) for e, s in pairs]
+  t_peer = time.perf_counter() - st
   r_ours, r_peer = n / t_ours, n / t_peer
-  count = lambda xs, k: sum(x == k for x in xs)
+  def count(xs, k):
+    return sum(x == k for x in xs)
   print(f"{n} expressions (e != e.simplify()), seed {seed}")
   print(f"uopcheck (bit-exact; exhaustive or z3): {r_ours:8.1f} expr/s  proved {count(ours, 'proved')} "
         f"refuted {count(ours, 'refuted')} unknown {count(ours, 'unknown')}")

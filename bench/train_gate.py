@@ -31,7 +31,9 @@ from uopcheck.training.faults import launch_recall
 def median_time(f, reps:int) -> float:
   ts = []
   for _ in range(reps):
-    st = time.perf_counter(); f(); ts.append(time.perf_counter() - st)
+    st = time.perf_counter()
+    f()
+    ts.append(time.perf_counter() - st)
   return statistics.median(ts)
 
 def main():
@@ -52,7 +54,8 @@ def main():
   devices = tuple(f"CPU:{i}" for i in range(a.devices)) if a.devices > 1 else None
   tr = Trainer(cfg, TrainConfig(batch_size=a.batch_size), devices)
   rng = np.random.default_rng(0)
-  batch = lambda: rng.integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
+  def batch():
+    return rng.integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
   gate = CPUGate(tr, "reports/bench_gate")
   if skip >= {"overhead", "recall"}: return seeds_and_mutants(a, cfg, devices, skip)
   st = time.perf_counter()
@@ -78,7 +81,8 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
     out = tr.step_tensors(tok, lr)
     Tensor.realize(*out)
     out[0].item()
-  eager(); eager_s = median_time(eager, a.reps)
+  eager()
+  eager_s = median_time(eager, a.reps)
   val: dict[str, float] = {}
   results: dict[str, GateResult] = {}
   for mode, sample, cpu in (("full reference", None, "all"), (f"sampled reference (k={a.sample})", (a.sample, 0), "all"),

@@ -28,6 +28,7 @@ def run_cli(cmd:list[str], cwd, timeout:float) -> subprocess.CompletedProcess:
   p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
   try: out, err = p.communicate(timeout=timeout)
   except subprocess.TimeoutExpired:
-    os.killpg(p.pid, signal.SIGKILL); p.wait()
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
     raise AssertionError(f"{' '.join(cmd[:6])} ... ran past {timeout} s") from None
   return subprocess.CompletedProcess(cmd, p.returncode, out, err)

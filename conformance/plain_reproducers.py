@@ -34,7 +34,8 @@ def run_plain(r:PlainReproducer, env:dict) -> Outcome:
   p = subprocess.Popen([sys.executable, "-c", r.code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full, start_new_session=True)
   try: out, err = p.communicate(timeout=r.timeout_s)
   except subprocess.TimeoutExpired:
-    os.killpg(p.pid, signal.SIGKILL); p.communicate()
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate()
     return Outcome(False, True, f"no result within {r.timeout_s:g} s")
   last = (out.strip().splitlines() or [""])[-1]
   return Outcome(p.returncode == 0 and last == "RIGHT", False, f"exit {p.returncode}: {last[:200]} {err.strip()[-300:]}")

@@ -24,7 +24,8 @@ def test_a_writer_killed_mid_write_leaves_a_temp_that_remove_orphans_removes_alo
           "with replacing(sys.argv[1]) as t:\n  t.write_text('half'); print('in', flush=True); time.sleep(60)")
   p = subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE, text=True)
   assert p.stdout is not None and p.stdout.readline().strip() == "in"
-  p.kill(); p.wait()   # SIGKILL runs no finally: the temporary file stays
+  p.kill()
+  p.wait()   # SIGKILL runs no finally: the temporary file stays
   with replacing(other) as t:   # another target's write in progress is not an orphan of ``target``
     t.write_text("b")
     left = sorted(x.name for x in tmp_path.iterdir() if x.suffix == ".tmp")

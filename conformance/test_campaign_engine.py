@@ -21,7 +21,7 @@ def _run(tmp_path, budget_s:float, fails, slow_s:float):
 
 def test_no_new_case_starts_in_the_reserve_and_a_cut_shrink_is_marked(tmp_path):
   budget = 3.0
-  c, deadline, started, finished = _run(tmp_path, budget, lambda x: x > 1000, 0.25)
+  c, _, started, finished = _run(tmp_path, budget, lambda x: x > 1000, 0.25)
   assert shrink_reserve(budget) == budget * 0.2 and shrink_reserve(3600) == 120
   # failures are found at once (x > 1000 is most integers) and shrinking one towards 1001 at 0.25 s a step takes longer
   # than the budget: the deadline cuts it, and the finding says so
@@ -31,7 +31,7 @@ def test_no_new_case_starts_in_the_reserve_and_a_cut_shrink_is_marked(tmp_path):
   assert not (tmp_path / "pending.json").exists()
 
 def test_a_shrink_that_finishes_is_not_cut_short_and_nothing_runs_past_the_deadline(tmp_path):
-  c, deadline, started, finished = _run(tmp_path, 4.0, lambda x: x >= 3, 0.0)
+  _, deadline, started, finished = _run(tmp_path, 4.0, lambda x: x >= 3, 0.0)
   assert finished and not finished[0].cut_short and finished[0].record["x"] == 3   # shrunk to the minimal failure
   assert max(t for t, _ in started) <= deadline + 0.5
 

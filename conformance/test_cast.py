@@ -18,7 +18,8 @@ def _name(dt): return dt.name.replace(" ", "_")
 
 @pytest.mark.parametrize("src,dst", CAST_PAIRS, ids=[f"{_name(a)}->{_name(b)}" for a, b in CAST_PAIRS])
 def test_cast(src, dst, conformance_log):
-  require_dtype(src); require_dtype(dst)
+  require_dtype(src)
+  require_dtype(dst)
   res = harness.check(lambda: Tensor(UOp(Ops.CAST, dst, (make(edges(src), src).uop,), dst)), f"cast {src}->{dst}", tol=op_tolerance(Ops.CAST, dst))
   conformance_log(res)
   assert res.ok, res.reproducer or res.error
@@ -30,7 +31,8 @@ RESIZE = [(dtypes.float32, dtypes.uint8), (dtypes.uint8, dtypes.float32), (dtype
 
 @pytest.mark.parametrize("src,dst", SAME_SIZE + RESIZE, ids=[f"{_name(a)}->{_name(b)}" for a, b in SAME_SIZE + RESIZE])
 def test_bitcast(src, dst, conformance_log):
-  require_dtype(src); require_dtype(dst)
+  require_dtype(src)
+  require_dtype(dst)
   n = len(edges(src))
   k = max(dst.itemsize // src.itemsize, 1)
   vals = (edges(src) * k)[:((n * k) // k) * k] if src.itemsize < dst.itemsize else edges(src)

@@ -15,17 +15,20 @@ def redis_url(tmp_path):
   """a real redis-server on a free port, no persistence, stopped after the test"""
   if shutil.which("redis-server") is None: pytest.skip("redis-server is not installed (Debian package redis-server; `make redis`)")
   with socket.socket() as s:
-    s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
   proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   import redis
   client = redis.Redis(port=port)
   for _ in range(100):
     try:
-      client.ping(); break
+      client.ping()
+      break
     except redis.ConnectionError: time.sleep(0.05)
   yield f"redis://127.0.0.1:{port}/0", client
-  proc.terminate(); proc.wait(10)
+  proc.terminate()
+  proc.wait(10)
 
 def _campaign(tmp_path, *extra, minutes="0.5") -> tuple[subprocess.CompletedProcess, dict, float]:
   cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--cluster", "local", "--workers", "2", "--minutes", minutes,

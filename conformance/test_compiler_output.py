@@ -51,7 +51,9 @@ def test_a_failing_compile_fails_as_before_and_prints_its_output(tmp_path):
     compiler_output.release()
     assert dict(os.environ) == {**saved, "CC": str(bad)}   # released: the environment before it
     assert log.parent.exists()   # the wrapper outlives the release (compile workers started under it still call it) ...
-  finally: os.environ.clear(); os.environ.update(saved)   # the suite's own capture stays in place
+  finally:
+    os.environ.clear()
+    os.environ.update(saved)   # the suite's own capture stays in place
 
 def test_a_released_capture_is_removed_at_exit(tmp_path):
   """... and is gone when the process exits: no /tmp/uopcheck-cc-* directory is left behind"""

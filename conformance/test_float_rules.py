@@ -74,6 +74,25 @@ def test_z3_float_casts_agree_with_numpy(src, dst):
     assert zd and not lanes.undefined[i]
     assert (zv is None and np.isnan(nv)) or (zv is not None and zv == nv and np.signbit(zv) == np.signbit(nv)), (src, dst, cand[i], zv, nv)
 
+@pytest.mark.parametrize("src,dst", [(dtypes.bool, dtypes.int32), (dtypes.bool, dtypes.uint8), (dtypes.int32, dtypes.uint8),
+                                     (dtypes.uint8, dtypes.int64), (dtypes.int64, dtypes.int32), (dtypes.int32, dtypes.int64),
+                                     (dtypes.int64, dtypes.uint8)])
+def test_z3_int_casts_in_a_float_instance_agree_with_numpy(src, dst):
+  """a float rule's instance may cast between its int operands (``x.cast(a).cast(b)``): the IEEE model wraps them and
+  reads bool as 0/1 as the numpy spec does (before, it had no model: the instance was 'unknown')"""
+  from uopcheck.spec.alu import cast
+  from uopcheck.spec.numpy_dtypes import np_dtype
+  edges = (0, 1, -1, 127, -128, 255, 256, 2**31 - 1, -2**31, 2**40 + 5, -2**40 - 3)
+  values = [False, True] if src == dtypes.bool else sorted(v for v in edges if src.min <= v <= src.max)
+  for x in values:
+    m = FPModel(z3.Context())
+    v, d = m.translate(UOp(Ops.CAST, dst, (UOp.const(x, src),)))
+    got = z3.simplify(v)
+    got_int = got.as_signed_long() if dst in dtypes.sints else got.as_long()
+    want = cast(np.array([x], np_dtype(src)), src, dst)
+    assert z3.is_true(z3.simplify(d)) and not want.undefined[0]
+    assert got_int == int(want.value[0]), (src, dst, x, got_int, want.value[0])
+
 def test_x_times_zero_is_refuted_at_nan_and_inf_with_its_source_line():
   """the shipped graph finding x - x (a NaN folded to 0) is this rule: x - x is x + x*-1, folded to x*0, then to 0"""
   r = _rule("UPat.var(\"x\") * 0, lambda x: x.const_like(float(\"nan\")")

@@ -48,9 +48,11 @@ def test_graph_generator_reaches_every_feature():
   def collect(small, large):
     for d in (small, large):
       seen.update(f"step:{s[0]}" for s in d["steps"])
-      seen.update(f"kind:{i['kind']}" for i in d["inputs"]); seen.update(f"dtype:{i['dtype']}" for i in d["inputs"])
+      seen.update(f"kind:{i['kind']}" for i in d["inputs"])
+      seen.update(f"dtype:{i['dtype']}" for i in d["inputs"])
       seen.update(f"dtype:{s[2]}" for s in d["steps"] if s[0] == "cast")
-      seen.update(f"device:{i['device']}" for i in d["inputs"]); seen.update("jit" for _ in range(bool(d.get("jit"))))
+      seen.update(f"device:{i['device']}" for i in d["inputs"])
+      seen.update("jit" for _ in range(bool(d.get("jit"))))
       seen.update("jit-carry" for _ in range(bool(d.get("carry"))))
       for k, (s, nxt) in enumerate(zip(d["steps"], d["steps"][1:])):   # narrow-int overflow read in the same kernel by a compare or a cast
         if s[0] == "const" and s[1] in ("add", "mul") and len(d["inputs"]) + k in [nxt[f] for f in ID_FIELDS[nxt[0]]]:
@@ -58,8 +60,12 @@ def test_graph_generator_reaches_every_feature():
       n_in, sharded = len(d["inputs"]), set()
       for k, s in enumerate(d["steps"]):   # a sharded value that goes on through another step (and which kind of shard)
         srcs = [s[f] for f in ID_FIELDS[s[0]]]
-        if s[0] == "shard": sharded.add(n_in + k); seen.add("shard:split" if s[2] >= 0 else "shard:replicate")
-        elif any(x in sharded for x in srcs): sharded.add(n_in + k); seen.add(f"sharded-{s[0]}")
+        if s[0] == "shard":
+          sharded.add(n_in + k)
+          seen.add("shard:split" if s[2] >= 0 else "shard:replicate")
+        elif any(x in sharded for x in srcs):
+          sharded.add(n_in + k)
+          seen.add(f"sharded-{s[0]}")
     sizes.append((len(large["steps"]), max(numel(i["shape"]) for i in large["inputs"])))
   collect()
   want = {f"step:{k}" for k in ID_FIELDS} | {f"kind:{k}" for k in INPUT_KINDS} | {f"dtype:{d}" for d in DTYPES if d != "bool"} | \
@@ -86,7 +92,7 @@ def test_graph_campaign_catches_an_injected_bug_and_the_reproducer_replays(tmp_p
             if c.find("failure") is not None]
   assert sorted(pathlib.Path(f).name for f in failed) == sorted(f"graph-{s}.json" for s in report["new"]) and all(map(os.path.exists, failed))
   assert not problems and not list((tmp_path / "f").glob("*.tmp")) and not list((tmp_path / "f").glob(".pending-*"))
-  path, d = mismatches[0]
+  _, d = mismatches[0]
   assert d["blame"] not in ("", "flaky (passes on re-check)") and d["signature"] in report["new"]   # blamed on the shrunk case
   assert not check_program(d["program"], scheduler=BROKEN).ok   # replays under the bug
   assert check_program(d["program"]).ok                          # and passes without it
@@ -108,7 +114,7 @@ def test_graph_sigint_keeps_every_written_finding(tmp_path):
   assert live["state"] == "running" and live["phase"] == "fuzzing" and live["cases"] >= 1 and live["workers"] == 1
   assert "http-equiv='refresh'" in next(tmp_path.glob("reports/runs/*-fuzz-graph/status.html")).read_text()
   p.send_signal(signal.SIGINT)
-  out, _ = p.communicate(timeout=60)
+  p.communicate(timeout=60)
   files = list((tmp_path / "f").glob("graph-*.json"))
   assert files and not list((tmp_path / "f").glob("*.tmp"))
   for f in files: assert json.loads(f.read_text())["program"]["steps"]      # every finding on disk is whole
@@ -137,9 +143,11 @@ def test_graph_corrupt_finding_files_are_skipped_with_one_line(tmp_path):
   (tmp_path / good.name).write_bytes(good.read_bytes())
   (tmp_path / "graph-0123.json").write_text('{"program": {}}')
   (tmp_path / "graph-trunc.json").write_text(good.read_text()[:50])
-  huge = json.loads(good.read_text()); huge["program"]["inputs"][0]["shape"] = [1 << 20, 1 << 20, 8]   # 8 Ti elements
+  huge = json.loads(good.read_text())
+  huge["program"]["inputs"][0]["shape"] = [1 << 20, 1 << 20, 8]   # 8 Ti elements
   (tmp_path / "graph-huge.json").write_text(json.dumps(huge))
-  nokey = json.loads(good.read_text()); nokey["program"]["steps"][0][1] = "no_such_fn"
+  nokey = json.loads(good.read_text())
+  nokey["program"]["steps"][0][1] = "no_such_fn"
   (tmp_path / "graph-nokey.json").write_text(json.dumps(nokey))
   found, problems = load_graph_findings(tmp_path)
   assert [p.name for p, _ in found] == [good.name]
@@ -209,7 +217,8 @@ def test_graph_programs_draw_constants_the_dtype_cannot_hold():
   refused them, and missed the C renderer's unwrapped int32 constant, shipped as graph-fdb9dc5c05db), and the builder
   accepts them; for any other function, and at 64 bits, such a constant is still refused"""
   from hypothesis import find
-  wide = lambda d: any(s[0] == "const" and type(s[3]) is int and not -2**31 <= s[3] < 2**31 for s in d["steps"])
+  def wide(d):
+    return any(s[0] == "const" and type(s[3]) is int and not -2**31 <= s[3] < 2**31 for s in d["steps"])
   d = find(programs(), wide, settings=settings(max_examples=2000, database=None, derandomize=True, suppress_health_check=list(HealthCheck)))
   assert all(s[1] in ("add", "mul") for s in d["steps"] if s[0] == "const" and not -2**31 <= s[3] < 2**31), d
   build_program(d)
@@ -303,7 +312,8 @@ def test_graph_an_unfinished_failure_of_a_stopped_campaign_is_resumed_by_the_nex
   schedulers, re-checks it first and files it (here: a shipped stock finding, so it is counted as known)"""
   shipped = json.loads((FINDINGS / "graph-700652cc1663.json").read_text())
   dead, dead2 = (subprocess.Popen([sys.executable, "-c", "pass"]) for _ in range(2))
-  dead.wait(); dead2.wait()
+  dead.wait()
+  dead2.wait()
   (f := tmp_path / "f").mkdir()
   rec = {"kind": "pending", "failure": shipped["failure"], "summary": "", "seed": None, "program": shipped["program"], "schedulers": [None, None]}
   (f / f".pending-graph-{dead.pid}.json").write_text(json.dumps(rec))

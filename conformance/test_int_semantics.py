@@ -18,7 +18,8 @@ def _wrap_py(v:int, dt) -> int:
 @settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(INTS), st.data())
 def test_add_sub_mul_wrap_like_exact_integers(dt, data):
-  a = data.draw(st.integers(dt.min, dt.max)); b = data.draw(st.integers(dt.min, dt.max))
+  a = data.draw(st.integers(dt.min, dt.max))
+  b = data.draw(st.integers(dt.min, dt.max))
   A, B = np.array([a], dtype=ints.np_dtype(dt)), np.array([b], dtype=ints.np_dtype(dt))
   for op, f in [(Ops.ADD, int.__add__), (Ops.SUB, int.__sub__), (Ops.MUL, int.__mul__)]:
     r = eval_alu(op, dt, [A, B], dt)
@@ -33,11 +34,16 @@ def test_add_sub_mul_wrap_like_exact_integers(dt, data):
 @settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(INTS), st.data())
 def test_division_matches_tinygrad_helpers_and_python(dt, data):
-  a = data.draw(st.integers(dt.min, dt.max)); b = data.draw(st.integers(dt.min, dt.max))
+  a = data.draw(st.integers(dt.min, dt.max))
+  b = data.draw(st.integers(dt.min, dt.max))
   A, B = np.array([a], dtype=ints.np_dtype(dt)), np.array([b], dtype=ints.np_dtype(dt))
   q, undef, ovf = ints.cdiv(A, B, dt)
-  if b == 0: assert undef[0]; return
-  if dt.min < 0 and a == dt.min and b == -1: assert ovf[0]; return
+  if b == 0:
+    assert undef[0]
+    return
+  if dt.min < 0 and a == dt.min and b == -1:
+    assert ovf[0]
+    return
   assert int(q[0]) == tg_cdiv(a, b)                         # truncating, helpers.cdiv
   assert int(ints.cmod(A, B, dt)[0][0]) == tg_cmod(a, b)     # sign of dividend, helpers.cmod
   assert int(ints.floordiv(A, B, dt)[0][0]) == a // b        # floor, Python

@@ -83,7 +83,8 @@ def test_kernel_with_more_reductions_than_numpy_has_axes():
   from uopcheck.fast.runner import run
   from uopcheck.ref.kernel_interp import KernelInterpreter
   ts = [Tensor(np.arange(3 * (i + 2), dtype=np.float32).reshape(i + 2, 3) / 7).realize() for i in range(40)]
-  build = lambda: Tensor.stack(*[t.square().sum() for t in ts]).sum().sqrt()
+  def build():
+    return Tensor.stack(*[t.square().sum() for t in ts]).sum().sqrt()
   ranges = [len(KernelInterpreter(k.ast).ranges) for k in run(build()).kernels]
   assert max(ranges) > 32, ranges
   res = check_per_kernel(build, "40 fused 2-d reductions")

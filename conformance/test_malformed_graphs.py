@@ -50,7 +50,9 @@ def test_malformed_graphs_are_refused_with_one_line_each():
   while malformed < 2000 and tries < 6000:
     tries += 1
     g = _mutate(rng.choice(bases), rng)
-    try: verify(g, "tensor"); spec_ok = True
+    try:
+      verify(g, "tensor")
+      spec_ok = True
     except SpecError: spec_ok = False
     try:
       evaluate(g)

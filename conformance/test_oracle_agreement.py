@@ -21,7 +21,8 @@ WEAK_LIM = 2**40
 def _z3(node:UOp, reading:OverflowReading, weak_bits:int|None=None, sized_as_int:bool=False) -> tuple[Any, bool]:
   m = Z3Model(reading, weak_bits=weak_bits, sized_as_int=sized_as_int)
   v, d = m.translate(node)
-  s = z3.Solver(ctx=m.ctx); s.add(*m.bounds, *m.links)
+  s = z3.Solver(ctx=m.ctx)
+  s.add(*m.bounds, *m.links)
   assert s.check() == z3.sat
   mdl = s.model()
   return _signed_value(mdl, v, node.dtype), z3.is_true(mdl.eval(d, model_completion=True))
@@ -143,7 +144,7 @@ def test_a_wrong_override_is_refuted():
   u = UOp(Ops.FLOORDIV, dtypes.weakint, (a, b))
   va, vb = m.translate(a)[0], m.translate(b)[0]
   D = ExactInt(m)
-  q, _, cq = D.trunc_divmod(u, va, vb)
+  q, _, _ = D.trunc_divmod(u, va, vb)
   y, cy = OP_TABLE[Ops.FLOORDIV].z3(D, u, [va, vb])
   s = z3.Solver(ctx=m.ctx)
   s.add(*m.bounds, z3.And(*cy), q != y)

@@ -21,7 +21,7 @@ def test_reduce_axes(axes, op, dtype, conformance_log):
   def build():
     t = _input(dtype)
     if op == "prod": t = (t * 0.5 if dtype == "float32" else (t % 3) - 1)  # keep products in range
-    return getattr(t, op)(axis=axes if axes else None) if axes else getattr(t, op)()
+    return getattr(t, op)(axis=axes or None) if axes else getattr(t, op)()
   res = harness.check(build, f"reduce {op} axes={axes} {dtype}")
   conformance_log(res)
   assert res.ok, res.reproducer or res.error

@@ -41,7 +41,8 @@ def test_live_status_is_written_at_once_throttled_and_closed(tmp_path):
   import json
   from uopcheck.live import LiveStatus
   live = LiveStatus(tmp_path, "fuzz-graph", every_s=3600)
-  read = lambda: json.loads((tmp_path / "status.json").read_text())
+  def read():
+    return json.loads((tmp_path / "status.json").read_text())
   assert read()["state"] == "running" and read()["phase"] == "starting" and read()["command"] == "fuzz-graph"
   live.update(cases=5)                  # within every_s of the last write: held back
   assert "cases" not in read()

@@ -18,7 +18,7 @@ def covered(tmp_path_factory):
   return out, r.stdout, json.loads((out / "rulecov.report.json").read_text())
 
 def test_rule_cov_terminal_table_and_json(covered):
-  out, stdout, rep = covered
+  _, stdout, rep = covered
   assert "uopcheck rule coverage" in stdout and "never fired" in stdout
   sym = rep["matchers"]["uop.symbolic.symbolic"] if "uop.symbolic.symbolic" in rep["matchers"] else max(rep["matchers"].values(),
                                                                                                         key=lambda m: m["rules"])

@@ -84,7 +84,8 @@ def test_injected_bug_is_refuted_for_symbolic_constants():
   """a rule that is right for most constants, wrong for one: (x*c)//c -> x is refuted only where c*x wraps or c is 0.
   A handwritten mutant of a real rule: (x+c1)+c2 -> x+(c1+c2+1) if c2 == 5 else x+(c1+c2)."""
   pat = (UPat.var("x") + UPat.cvar("c1")) + UPat.cvar("c2")
-  fxn = lambda x, c1, c2: x + (c1.arg + c2.arg + (1 if c2.arg == 5 else 0))
+  def fxn(x, c1, c2):
+    return x + (c1.arg + c2.arg + (1 if c2.arg == 5 else 0))
   v = verify_rule(Rule("test:mutant", ("test",), pat, fxn))
   assert v.verdict == "refuted", v
   assert v.counterexample["constants"].get("c2", v.counterexample["constants"].get("c1")) is not None
@@ -145,6 +146,30 @@ def test_rule_budget_charges_each_z3_context_once():
     budget.charge(s)
   total = int(s.statistics().get_key_value("rlimit count"))
   assert 10**12 - budget.rlimit == total
+
+def test_instance_space_says_when_it_was_capped():
+  """the distinct instances are counted (two plans building one instance count once), and a cap that leaves one out
+  says so: a verdict over the instances seen is then not a verdict over the rule"""
+  from uopcheck.fuzz.rule_verify import Instances
+  class Built:
+    def __init__(self, plan):
+      self.taken = [(plan[0] if plan else 0, 6)]    # one choice point with 6 options ...
+      self.shape = (plan[0] if plan else 0) // 2    # ... building 3 distinct instances
+  full = Instances(Built, 3)
+  assert [b.shape for _, b in full] == [0, 1, 2] and not full.capped and full.count == 3
+  cut = Instances(Built, 2)
+  assert [b.shape for _, b in cut] == [0, 1] and cut.capped and cut.count == 2
+
+def test_a_rule_checked_on_part_of_its_instances_is_never_proved():
+  """x.cast(a).cast(b) has dozens of instance shapes per dtype (the dtypes of x and a): proved on the first few is
+  'bounded', with the count; at the default cap every shape is checked and the verdict is a proof again (before, the
+  first 8 shapes were all that was checked, and the rule was reported proved)"""
+  rule = _rule("UPat.var('x').cast(name=\"a\").cast(name=\"b\")")
+  few = verify_rule(rule, plan_budget=4, with_floats=False)
+  assert few.dtypes and "proved" not in few.dtypes.values(), few
+  assert "proved on the first 4 of its instance shapes; more exist" in few.why
+  whole = verify_rule(rule, with_floats=False)
+  assert whole.dtypes["int"] == "proved" and "more exist" not in whole.why, whole
 
 def test_builder_makes_only_nodes_tinygrad_would_type_so():
   """a char ADD of two weakint operands passes type_verify, but tinygrad's dtype_from_uop gives weakint: not an instance

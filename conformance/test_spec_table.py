@@ -125,7 +125,8 @@ def test_the_z3_model_runs_the_table_entry():
     for dt in (dtypes.weakint, dtypes.int8):   # the Int and the BitVec encodings read the same entry
       m = Z3Model()
       v, _ = m.translate(UOp(Ops.CDIV, dt, (UOp.const(-7, dt), UOp.const(2, dt))))
-      s = z3.Solver(ctx=m.ctx); s.check()
+      s = z3.Solver(ctx=m.ctx)
+      s.check()
       got = _signed_value(s.model(), v, dt)
       if dt == dtypes.weakint: first = got
       else: assert got == first, (dt, got, first)

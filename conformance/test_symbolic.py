@@ -149,9 +149,11 @@ def test_symbolic_finding_files_are_data_not_code(tmp_path):
   payload = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')\nast = UOp.const(1, dtypes.weakint)"
   good = json.loads(next(SHIPPED_DIR.glob("symbolic-*.json")).read_text())
   (tmp_path / "symbolic-code.json").write_text(json.dumps({**good, "expr": payload}))
-  evil = json.loads(json.dumps(good)); evil["expr"]["nodes"][0]["arg"] = {"dataclass": "os.system", "fields": {"command": "touch " + str(marker)}}
+  evil = json.loads(json.dumps(good))
+  evil["expr"]["nodes"][0]["arg"] = {"dataclass": "os.system", "fields": {"command": "touch " + str(marker)}}
   (tmp_path / "symbolic-arg.json").write_text(json.dumps(evil))
-  evil2 = json.loads(json.dumps(good)); evil2["expr"]["nodes"][0]["op"] = "__class__"
+  evil2 = json.loads(json.dumps(good))
+  evil2["expr"]["nodes"][0]["op"] = "__class__"
   (tmp_path / "symbolic-op.json").write_text(json.dumps(evil2))
   found, problems = load_findings(tmp_path)
   assert not found and len(problems) == 3 and all("\n" not in p for p in problems), problems
@@ -175,7 +177,7 @@ def test_symbolic_findings_corpus_is_shipped_and_each_confirms():
 def test_symbolic_audit_flags_a_false_finding():
   d = json.loads(json.dumps(next(d for _, d in SHIPPED if d["assignment"])))
   name = next(iter(d["assignment"]))
-  lo, hi = next((lo, hi) for n, _, lo, hi in declarations(load_expr(d)) if n == name)
+  _, hi = next((lo, hi) for n, _, lo, hi in declarations(load_expr(d)) if n == name)
   assert "outside its declared range" in audit({**d, "assignment": {**d["assignment"], name: hi + 1000}})
   assert audit({**d, "before": str(int(d["before"]) + 1)}) is not None   # a recorded value python_alu does not reproduce
 

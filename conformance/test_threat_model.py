@@ -85,7 +85,8 @@ def test_every_kernel_of_the_real_graphs_is_admitted():
   n = 0
   for name, build in catalog.REAL_GRAPHS.items():
     for k in fast.run(build(), check_spec=False).kernels:
-      admission.check_kernel_ast(uop_json.decode_one(uop_json.encode(k.ast)), f"{name}/{k.name}"); n += 1
+      admission.check_kernel_ast(uop_json.decode_one(uop_json.encode(k.ast)), f"{name}/{k.name}")
+      n += 1
   assert n >= len(catalog.REAL_GRAPHS)
 
 def test_graph_findings_name_only_cpu_devices():
@@ -137,7 +138,8 @@ def test_a_local_cluster_accepts_only_holders_of_its_certificate(tmp_path):
       out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
       assert "refused" in out and "CONNECTED" not in out and not marker.exists(), (a, out)
   finally:
-    client.close(); cluster.close()
+    client.close()
+    cluster.close()
 
 def test_a_remote_scheduler_is_joined_only_over_tls():
   from uopcheck.fuzz.cluster import remote_client
@@ -212,13 +214,16 @@ def test_a_shared_example_database_needs_its_password_and_never_prints_it(tmp_pa
   pytest.importorskip("redis")
   from uopcheck.fuzz.findings_io import open_example_db
   with socket.socket() as s:
-    s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
   secret = "s3cret-pw"
   proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--requirepass", secret, "--save", "",
                            "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   try:
     for _ in range(100):
-      try: db = open_example_db(f"redis://:{secret}@127.0.0.1:{port}/0"); break
+      try:
+        db = open_example_db(f"redis://:{secret}@127.0.0.1:{port}/0")
+        break
       except SpecError: time.sleep(0.05)
     db.save(b"k", b"v")
     assert list(db.fetch(b"k")) == [b"v"]
@@ -226,4 +231,5 @@ def test_a_shared_example_database_needs_its_password_and_never_prints_it(tmp_pa
       with pytest.raises(SpecError, match="unreachable") as e: open_example_db(url)
       assert secret not in str(e.value)
   finally:
-    proc.terminate(); proc.wait(10)
+    proc.terminate()
+    proc.wait(10)

@@ -14,7 +14,9 @@ def _hand_written_idx(prefix, seqs:list[np.ndarray], doc_idx:list[int], code:int
   """An index written byte by byte from the format description (independent of the writer under test)."""
   lengths = [len(s) for s in seqs]
   pointers, off = [], 0
-  for s in seqs: pointers.append(off); off += len(s) * np.dtype(dtype).itemsize
+  for s in seqs:
+    pointers.append(off)
+    off += len(s) * np.dtype(dtype).itemsize
   raw = b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, code, len(seqs), len(doc_idx))
   raw += struct.pack(f"<{len(seqs)}i", *lengths) + struct.pack(f"<{len(seqs)}q", *pointers) + struct.pack(f"<{len(doc_idx)}q", *doc_idx)
   (prefix.parent / (prefix.name + ".idx")).write_bytes(raw)
@@ -94,14 +96,17 @@ def test_configs_reach_the_llama3_8b_shape():
 
 def _numpy_llama(m:Llama, tokens:np.ndarray) -> np.ndarray:
   cfg = m.cfg
-  W = lambda t: t.numpy().astype(np.float64)
+  def W(t):
+    return t.numpy().astype(np.float64)
   def rms(x, w): return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + cfg.norm_eps) * w
   def rope(x):  # (B, T, H, D): rotate pairs (2i, 2i+1) by pos * theta^(-2i/D)
-    B, T, H, D = x.shape
+    _, T, _, D = x.shape
     ang = np.arange(T)[:, None] * cfg.rope_theta ** (-np.arange(0, D, 2) / D)[None, :]
     c, s = np.cos(ang)[None, :, None, :], np.sin(ang)[None, :, None, :]
     a, b = x[..., 0::2], x[..., 1::2]
-    out = np.empty_like(x); out[..., 0::2] = a * c - b * s; out[..., 1::2] = a * s + b * c
+    out = np.empty_like(x)
+    out[..., 0::2] = a * c - b * s
+    out[..., 1::2] = a * s + b * c
     return out
   x = W(m.tok_embeddings.weight)[tokens]
   B, T = tokens.shape
@@ -116,7 +121,8 @@ def _numpy_llama(m:Llama, tokens:np.ndarray) -> np.ndarray:
       kv = head // rep  # query head h reads kv head h // rep
       sc = np.einsum("btd,bsd->bts", q[:, :, head], k[:, :, kv]) / np.sqrt(hd)
       sc = np.where(np.tril(np.ones((T, T), bool))[None], sc, -np.inf)
-      p = np.exp(sc - sc.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+      p = np.exp(sc - sc.max(-1, keepdims=True))
+      p /= p.sum(-1, keepdims=True)
       att[:, :, head] = np.einsum("bts,bsd->btd", p, v[:, :, kv])
     x = x + att.reshape(B, T, -1) @ W(L.attention.wo.weight).T
     h = rms(x, W(L.ffn_norm.weight))
@@ -135,7 +141,8 @@ def test_llama_forward_matches_a_numpy_llama(tie):
   assert got.shape == (2, 12, 258)
   np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
   # causal: changing the last token changes no earlier position's logits
-  t2 = tokens.copy(); t2[:, -1] = (t2[:, -1] + 1) % 258
+  t2 = tokens.copy()
+  t2[:, -1] = (t2[:, -1] + 1) % 258
   got2 = m(Tensor(t2.astype(np.int32))).numpy()
   np.testing.assert_allclose(got2[:, :-1], got[:, :-1], rtol=1e-5, atol=1e-5)
   assert not np.allclose(got2[:, -1], got[:, -1])

@@ -14,7 +14,8 @@ def test_wandb_mode_disabled_writes_no_wandb_run(tmp_path, monkeypatch):
   assert (tmp_path / "metrics.jsonl").read_text().strip()   # the run's own record is still written
 
 def test_offline_by_default_with_the_project_and_the_sync_hint(tmp_path, monkeypatch):
-  monkeypatch.delenv("WANDB_MODE", raising=False); monkeypatch.delenv("WANDB", raising=False)
+  monkeypatch.delenv("WANDB_MODE", raising=False)
+  monkeypatch.delenv("WANDB", raising=False)
   monkeypatch.setenv("WANDB_PROJECT", "uopcheck-test-project")
   lg = RunLogger(tmp_path, {"a": 1})
   assert lg.mode == "offline" and lg.run.project == "uopcheck-test-project"

@@ -14,7 +14,8 @@ def _run(cmd:list[str], cwd:pathlib.Path, env:dict|None=None, timeout:float=300)
 @pytest.mark.slow
 def test_the_wheel_carries_its_data_and_runs_outside_the_checkout(tmp_path):
   src, dist, site, run = (tmp_path / d for d in ("src", "dist", "site", "run"))
-  run.mkdir(); src.mkdir()
+  run.mkdir()
+  src.mkdir()
   for name in SOURCES:   # a copy: building in the checkout would leave build/ and egg-info there
     if (ROOT / name).is_dir(): shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     else: shutil.copy2(ROOT / name, src / name)

@@ -31,12 +31,14 @@ def test_xdist_run_reports_what_a_serial_run_reports(tmp_path, noisy_cc):  # noq
   assert cases(par) == cases(serial) and int(cases(serial)[0]) >= 6, (cases(serial), cases(par))
   assert [r["name"] for r in json.loads((tmp_path / "n2" / "conformance.json").read_text())] == \
          sorted(r["name"] for r in json.loads((tmp_path / "n0" / "conformance.json").read_text()))
-  fired = lambda cov: {k for k, r in cov["rules"].items() if r["hits"]}
+  def fired(cov):
+    return {k for k, r in cov["rules"].items() if r["hits"]}
   assert fired(par_cov) == fired(serial_cov) and len(fired(serial_cov)) > 10   # each worker's data combined, none lost
   assert len(list((tmp_path / "n2" / "rulecov").glob("rulecov.[0-9]*.json"))) == 3   # two workers and the controller
   # every worker's compiles went through the controller's wrapper: one summary line, no warning in the test output
   for out in (serial, par):
     lines = [ln for ln in out.splitlines() if WARNING in ln]
     assert len(lines) == 1 and re.match(r"\s*\d+x ", lines[0]), lines[:5]
-  n = lambda out: int(next(ln for ln in out.splitlines() if WARNING in ln).split("x")[0].strip())
+  def n(out):
+    return int(next(ln for ln in out.splitlines() if WARNING in ln).split("x")[0].strip())
   assert n(par) >= n(serial) > 0   # (the workers compile the same kernels, each in its own process)

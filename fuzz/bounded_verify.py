@@ -263,7 +263,8 @@ class Evaluator:
     return v, np.zeros((self.n, BUF_LEN), bool)
 
   def lane(self, value, undefined=False, invalid=False, ub=False) -> Lane:
-    rows = lambda x: np.broadcast_to(np.asarray(x), (self.n,)).copy()
+    def rows(x):
+      return np.broadcast_to(np.asarray(x), (self.n,)).copy()
     return Lane(rows(value), rows(undefined), rows(invalid), rows(ub))
 
   def ev(self, u:UOp, bind:tuple=()):

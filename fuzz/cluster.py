@@ -39,7 +39,9 @@ class _Counter:
   def __getitem__(self, i): return self.n[i]
   def __setitem__(self, i, v): self.n[i] = v
   def flush(self, every:int=1) -> None:
-    if self.n[0] - self.sent >= every: self.send({"cases": self.n[0] - self.sent}); self.sent = self.n[0]
+    if self.n[0] - self.sent >= every:
+      self.send({"cases": self.n[0] - self.sent})
+      self.sent = self.n[0]
 
 def _var_get(var) -> dict|None:
   """a shard's published state: a JSON object whose ``case`` (if any) is an object -- anything else (gone, malformed) None"""
@@ -60,14 +62,16 @@ def shard(spec:dict) -> dict:
   from distributed import Queue, Variable, get_worker
   from uopcheck.fuzz.graph_campaign import worker, load_schedulers
   out, var = Queue(spec["run"]), Variable(f"{spec['run']}-shard-{spec['shard']}")
-  send = lambda msg: out.put(json.dumps({**msg, "shard": spec["shard"]}))
+  def send(msg):
+    return out.put(json.dumps({**msg, "shard": spec["shard"]}))
   prev = _var_get(var)
   if prev and prev.get("case") and not prev.get("handled"):   # an earlier attempt died with its worker, mid-case
     send({"lost": prev, "why": "crash: the Dask worker running the case was lost"})
   attempt = (prev or {}).get("attempt", -1) + 1
   state = {"attempt": attempt, "worker": get_worker().address}
   def publish(update:dict) -> None:
-    state.update(update); var.set(json.dumps(state))
+    state.update(update)
+    var.set(json.dumps(state))
   publish({})
   sched, cand = load_schedulers(spec["scheduler"], spec["candidate"])
   counter = _Counter(send)
@@ -161,7 +165,8 @@ def local_cluster(workers:int):
                                      security=sec, protocol="tls://")
   try: return cluster, distributed.Client(cluster, security=sec, timeout=30)
   except Exception:
-    cluster.close(); raise
+    cluster.close()
+    raise
 
 def remote_client(address:str):
   """a Client of a running scheduler; only over TLS (tls://), with the certificates of Dask's configuration
@@ -236,7 +241,9 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
             # graceful restart_workers waits for the stuck task, up to minutes)
             if not gone: client.run(_exit_worker, workers=[st["worker"]], wait=False, on_error="ignore")
             restarts += 1
-          elif time.perf_counter() > deadline + KILL_GRACE_S + case_timeout: fut.cancel(); del running[fut]
+          elif time.perf_counter() > deadline + KILL_GRACE_S + case_timeout:
+            fut.cancel()
+            del running[fut]
           continue
         del running[fut]
         if fut.status == "finished" and isinstance(r := fut.result(), dict) and isinstance(r.get("worker"), str): used.add(r["worker"])

@@ -45,7 +45,8 @@ def evaluate_grid(us:list[UOp], names:list[str], bounds:dict[str, tuple[int, int
     if u.op is Ops.SINK: continue
     if u.op in (Ops.BUFFER, Ops.PARAM) and u.arg.addrspace is AddrSpace.ALU and u.arg.vmin_vmax is not None:
       lo, hi = bounds[u.arg.name]
-      shp = [1] * n; shp[names.index(u.arg.name)] = hi - lo + 1
+      shp = [1] * n
+      shp[names.index(u.arg.name)] = hi - lo + 1
       grid_t = np.uint64 if hi > np.iinfo(np.int64).max else np.int64  # uint64 values past int64 (lo >= 0 then)
       vals[u] = Lanes.ok(np.arange(lo, hi + 1, dtype=grid_t).astype(np_dtype(u.dtype)).reshape(shp))
     elif u.op is Ops.STACK and u.dtype == dtypes.void: vals[u] = Lanes.ok(np.zeros((1,) * n, np.int64))

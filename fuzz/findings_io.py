@@ -103,6 +103,8 @@ def open_example_db(db_dir:str|None):
   if p.exists() and not p.is_dir(): raise SpecError(f"{p}: the hypothesis example database path is a file, not a directory")
   try:
     p.mkdir(parents=True, exist_ok=True)
-    fd, probe = tempfile.mkstemp(dir=p); os.close(fd); os.unlink(probe)
+    fd, probe = tempfile.mkstemp(dir=p)
+    os.close(fd)
+    os.unlink(probe)
   except OSError as e: raise SpecError(f"{p}: the hypothesis example database is not writable ({e.strerror or e})") from None
   return DirectoryBasedExampleDatabase(str(p))

@@ -38,7 +38,9 @@ def evaluate(us:list[UOp], values:dict[str, np.ndarray], symbolic:dict[str, UOp]
   from uopcheck.spec.numpy_dtypes import const_array, np_dtype, round_to
   from uopcheck.ref.elementwise import alu_node, commit
   sym = {id(u): n for n, u in (symbolic or {}).items()}
-  leaf = lambda x, dt: Lanes.ok(round_to(np.asarray(x, np.float64), dt) if dtypes.is_float(dt) else np.asarray(x).astype(np_dtype(dt)))
+  def leaf(x, dt):
+    if dtypes.is_float(dt): return Lanes.ok(round_to(np.asarray(x, np.float64), dt))
+    with np.errstate(invalid="ignore"): return Lanes.ok(np.asarray(x).astype(np_dtype(dt)))   # a float row at an int leaf: one int, both sides
   vals: dict[UOp, Lanes] = {}
   for u in UOp.sink(*us).toposort():
     if u.op is Ops.SINK or (u.op is Ops.STACK and u.dtype == dtypes.void): continue
@@ -60,8 +62,9 @@ def same_datum(a, b) -> np.ndarray:
   """lane by lane, the same datum by the numpy spec: equal values, every NaN one datum, +0 and -0 two (ints: equal)"""
   a, b = np.asarray(a), np.asarray(b)
   if a.dtype.kind != "f" and b.dtype.kind != "f": return a.astype(object) == b.astype(object)
-  a, b = a.astype(np.float64), b.astype(np.float64)
-  with np.errstate(invalid="ignore"): return (np.isnan(a) & np.isnan(b)) | ((a == b) & (np.signbit(a) == np.signbit(b)))
+  with np.errstate(invalid="ignore"):
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    return (np.isnan(a) & np.isnan(b)) | ((a == b) & (np.signbit(a) == np.signbit(b)))
 
 def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic=None) -> np.ndarray:
   """where the rewrite is wrong by the numpy spec: before defined, and after undefined or another datum (NaN is one
@@ -162,8 +165,10 @@ def numpy_decide(before:UOp, after:UOp, seed:str, symbolic=None, exclude:dict[st
       if n in cls: bad = bad & ~cls[n][k]
   if not bad.any(): return NumpyVerdict("proved" if exhaustive else "open")
   at = tuple(int(i) for i in np.argwhere(bad)[0])
-  pick = lambda v: np.broadcast_to(v, bad.shape)[at].item()
-  plain = lambda n, x: bool(x) if names[n] == dtypes.bool else x if dtypes.is_float(names[n]) else int(x)
+  def pick(v):
+    return np.broadcast_to(v, bad.shape)[at].item()
+  def plain(n, x):
+    return bool(x) if names[n] == dtypes.bool else x if dtypes.is_float(names[n]) else int(x)
   asg = {n: plain(n, pick(values[n])) for n in order}
   seen = [k for k in CLASSES if any((bad & cls[n][k]).any() for n in floats)]
   return NumpyVerdict("refuted", asg, seen)

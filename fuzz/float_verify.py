@@ -6,7 +6,7 @@ NaN, +-0, +-inf, subnormals, round-to-nearest-even.
 
 1. **Instances** (``FloatBuilder``): a pattern variable is a float variable of the instance's dtype (bool where the
    pattern says bool, an int where a cast needs one); op, dtype and operand alternatives are enumerated
-   (``rule_verify.plans``); each instance passes tinygrad's ``type_verify`` and ``dtype_from_uop`` first.
+   (``rule_verify.Instances``); each instance passes tinygrad's ``type_verify`` and ``dtype_from_uop`` first.
 2. **Free constants** (``UPat.cvar``) take *probe* values: NaN, +-inf, +-0, +-1, 2, 0.5, 3, -2.5, the largest finite and
    the smallest subnormal of the dtype, every combination up to a cap. The rule's code runs on each. A constant is a
    ``ProbeFloat``, which notes any comparison or arithmetic the rule's code makes on it. When no code looked at the
@@ -35,7 +35,7 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher
 from tinygrad.dtype import DType, dtypes, ConstFloat, Invalid
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, plans, ORDER
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, capped_why
 from uopcheck.fuzz.float_check import PROBES, probe_value, decide, confirm, numpy_decide, show
 from uopcheck.spec.z3float import CAST_INTS
 from uopcheck.spec.optable import FLOAT_OPS, BOOL_OPS
@@ -62,14 +62,30 @@ class ProbeFloat(ConstFloat):
     return ConstFloat.__eq__(self, other)
   def __ne__(self, other): return not self.__eq__(other)
   def __hash__(self): return ConstFloat.__hash__(self)
-  def __bool__(self): self._look(); return float.__bool__(self)
-  def __float__(self): self._look(); return float.__float__(self)
-  def __int__(self): self._look(); return float.__int__(self)
-  def __trunc__(self): self._look(); return float.__trunc__(self)
-  def __round__(self, *a): self._look(); return float.__round__(self, *a)
-  def __abs__(self): self._look(); return float.__abs__(self)
-  def __neg__(self): self._look(); return float.__neg__(self)
-  def is_integer(self): self._look(); return float.is_integer(self)
+  def __bool__(self):
+    self._look()
+    return float.__bool__(self)
+  def __float__(self):
+    self._look()
+    return float.__float__(self)
+  def __int__(self):
+    self._look()
+    return float.__int__(self)
+  def __trunc__(self):
+    self._look()
+    return float.__trunc__(self)
+  def __round__(self, *a):
+    self._look()
+    return float.__round__(self, *a)
+  def __abs__(self):
+    self._look()
+    return float.__abs__(self)
+  def __neg__(self):
+    self._look()
+    return float.__neg__(self)
+  def is_integer(self):
+    self._look()
+    return float.is_integer(self)
 
 def _looking(name):
   def f(self, *a):
@@ -255,7 +271,8 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
   if not fired:
     errs = [r.error for _, r in runs if r.error]
     return FloatVerdict("unknown" if errs else "n/a", f"the rule raised: {errs[0]}" if errs else "the rule never fires")
-  distinct = lambda r: len({c.arg.bits for c in r.free.values()}) == len(r.free)
+  def distinct(r):
+    return len({c.arg.bits for c in r.free.values()}) == len(r.free)
   abstract = bool(names) and len(fired) == len(runs) and not any(r.looked for _, r in runs) and \
              len({template(r.after, r.free) for _, r in fired if distinct(r) and r.after is not None}) == 1
   if abstract:   # the rule only moved its constants: decide once with them as variables; if z3 cannot, probe by probe
@@ -289,14 +306,15 @@ def verify_float_rule(rule:Rule, plan_budget:int=PLAN_BUDGET) -> dict[str, Float
       if any(x.op is Ops.CONST and x.arg is Invalid for x in res.before.toposort()): return None   # an index gate: a memory rule
       b.shape = tuple((x.op, x.dtype, len(x.src)) for x in res.before.toposort())
       return b
-    verdicts, shapes = [], set()
-    for plan, b in plans(make, plan_budget):
-      if b.shape in shapes: continue
-      shapes.add(b.shape)
+    verdicts = []
+    space = Instances(make, plan_budget)
+    for plan, b in space:
       v = verify_float_instance(rule, dt, plan, budget)
       verdicts.append(v)
       if v.verdict == "refuted": break
     applicable = [v for v in verdicts if v.verdict != "n/a"]
-    if applicable: out[dt.name] = min(applicable, key=lambda v: ORDER[v.verdict])
+    if not applicable: continue
+    worst = min(applicable, key=lambda v: ORDER[v.verdict])
+    out[dt.name] = FloatVerdict("bounded", capped_why(space)) if worst.verdict in ("proved", "liberty") and space.capped else worst
   return out
 

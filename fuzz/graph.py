@@ -114,11 +114,13 @@ def normalized(desc:dict) -> str:
   it is the same bug as ``x - x``). A constant no 32-bit int can hold is marked (``const:add:wide``): at int32 the C
   renderer prints it unwrapped (plain reproducer ``int32-constant-rendered-wide``), a cause of its own beside the
   narrow-int promotion that an in-range constant's overflow meets (graph-e330eef38c4a)."""
-  cls = lambda d: "float" if is_float(d) else "bool" if d == "bool" else "int"
+  def cls(d):
+    return "float" if is_float(d) else "bool" if d == "bool" else "int"
   n_in = len(desc["inputs"])
   live = set().union(*(_ancestors(desc, o) for o in desc["outputs"])) if desc["outputs"] else set()
   ins = ",".join(sorted({cls(i["dtype"]) for i in desc["inputs"]}))
-  wide = lambda st_: ":wide" if st_[0] == "const" and type(st_[3]) is int and not -2**31 <= st_[3] < 2**31 else ""
+  def wide(st_):
+    return ":wide" if st_[0] == "const" and type(st_[3]) is int and not -2**31 <= st_[3] < 2**31 else ""
   steps = [f"{st_[0]}:{st_[1]}{wide(st_)}" if st_[0] in FNS else f"{st_[0]}:{cls(st_[2])}" if st_[0] in ("cast", "bitcast") else st_[0]
            for k, st_ in enumerate(desc["steps"]) if n_in + k in live or st_[0] == "assign"]   # an assign acts unread
   return f"{ins}|{';'.join(steps)}" + ("|jit" if desc.get("jit") else "")
@@ -138,7 +140,9 @@ def _ancestors(desc:dict, vid:int) -> set[int]:
   while todo:
     if (x := todo.pop()) in seen: continue
     seen.add(x)
-    if x >= n_in: st_ = desc["steps"][x - n_in]; todo += [st_[f] for f in ID_FIELDS[st_[0]]]
+    if x >= n_in:
+      st_ = desc["steps"][x - n_in]
+      todo += [st_[f] for f in ID_FIELDS[st_[0]]]
   return seen
 
 LAYOUT_KEPT = {"reshape", "bitcast"}   # view steps that leave a contiguous buffer contiguous

@@ -97,7 +97,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   fired = FiredRules() if events is not None and tracking() else None   # under `uopcheck coverage`: the live status's new rules
   known = known_graph_signatures(known_dir) if known_dir else {}
   stats = GraphStats()
-  start = time.perf_counter(); deadline = start + minutes * 60
+  start = time.perf_counter()
+  deadline = start + minutes * 60
   pending = pending_file(findings_dir, os.getpid())
   current = current_file(findings_dir, wid)
   case: dict = {}
@@ -106,7 +107,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     write_or_stop(current, case)
     if publish is not None: publish({"case": case})
   def check(desc) -> Failure|None:
-    case.clear(); case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": [], "pid": os.getpid()})
+    case.clear()
+    case.update({"program": desc, "started": time.time(), "timeout": case_timeout, "kernels": [], "pid": os.getpid()})
     write_or_stop(current, case)
     if publish is not None: publish({"case": case})
     try:
@@ -203,7 +205,8 @@ def on_device(device:str):
   """a campaign process's cases on ``device`` (fuzz graph --device): tinygrad's default device, and the programs' CPU values
   built there (fuzz.program.targeting); CPU changes nothing"""
   if device == "CPU":
-    yield; return
+    yield
+    return
   from uopcheck.fast.devices import default_device
   from uopcheck.fuzz.program import targeting
   with default_device(device) as dev, targeting(dev): yield
@@ -212,8 +215,11 @@ def stop_worker(p, findings_dir:str, wid:int, grace:float=3.0) -> None:
   """stop a worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is finished or
   removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
   if p.is_alive():
-    p.terminate(); p.join(grace)
-    if p.is_alive(): p.kill(); p.join(5)
+    p.terminate()
+    p.join(grace)
+    if p.is_alive():
+      p.kill()
+      p.join(5)
   remove_orphans(current_file(findings_dir, wid))
   if p.pid is not None: remove_orphans(pending_file(findings_dir, p.pid))
 
@@ -248,7 +254,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   known = known_graph_signatures()
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
-  start, started_wall = time.perf_counter(), time.time(); deadline = start + minutes * 60
+  start, started_wall = time.perf_counter(), time.time()
+  deadline = start + minutes * 60
   got = buckets()
   # workers inherit the environment, so they count rule matches exactly when this process does (`uopcheck coverage`)
   from uopcheck.rulecov.collect import tracking
@@ -294,10 +301,16 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           except (OSError, ValueError, KeyError): stuck = False
           if not stuck and now < deadline + KILL_GRACE_S: continue
           if not stuck:   # the budget is over: a case cut short is no finding
-            stop_worker(p, findings_dir, w); cur.unlink(missing_ok=True); del procs[w]; continue
-          p.kill(); p.join(5)   # hung: killed as it is, its .current file is the lost case
+            stop_worker(p, findings_dir, w)
+            cur.unlink(missing_ok=True)
+            del procs[w]
+            continue
+          p.kill()
+          p.join(5)   # hung: killed as it is, its .current file is the lost case
           why = ("hang", f"hang: the case ran past {case_timeout:g} s; the worker was killed")
-        elif p.exitcode == 0: del procs[w]; continue
+        elif p.exitcode == 0:
+          del procs[w]
+          continue
         elif p.exitcode == EXIT_UNWRITABLE:   # the findings cannot be written: nothing more can be kept, so stop now
           probe_writable(findings_dir)          # raises, naming the cause (ENOSPC, EROFS...)
           raise FindingsUnwritable(f"cannot write findings in {findings_dir}: worker {w} could not write its files there")
@@ -307,7 +320,8 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
           rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout, device=device).start())
         del procs[w]
         if time.perf_counter() < deadline - 1:
-          offsets[w] += 1000; restarts += 1
+          offsets[w] += 1000
+          restarts += 1
           procs[w] = launch(w, offsets[w])
       el = time.perf_counter() - start
       line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
@@ -316,7 +330,9 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
                     new_findings=len(got["new"]), known_findings=len(got["known"]), workers=len(procs), worker_restarts=restarts,
                     rechecking_lost_cases=len(rechecks), findings_dir=str(findings_dir))
       if tty: print("\r" + line, end="", flush=True)
-      elif el - last_line[0] >= 15: print(line, flush=True); last_line[0] = el  # a log gets a line every 15 s, not one endless line
+      elif el - last_line[0] >= 15:
+        print(line, flush=True)
+        last_line[0] = el  # a log gets a line every 15 s, not one endless line
   except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
   except KeyboardInterrupt: interrupted = True
   if interrupted or unwritable:

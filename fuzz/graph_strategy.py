@@ -82,7 +82,9 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
   steps: list[list] = []
   assigned: set[int] = set()
   def add(step, shp, d, dev) -> int:
-    steps.append(step); vals.append((tuple(shp), d, dev)); return len(vals) - 1
+    steps.append(step)
+    vals.append((tuple(shp), d, dev))
+    return len(vals) - 1
   def pick(pred=lambda s, d, dev: True):
     ok = [i for i, v in enumerate(vals) if pred(*v)]
     return draw(st.sampled_from(ok)) if ok else None
@@ -95,7 +97,8 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       pads = [[draw(st.integers(0, 3)), draw(st.integers(0, 3))] if a == ax else [0, 0] for a in range(len(s))]
       ns = tuple(x + p[0] + p[1] for x, p in zip(s, pads))
       return add(["pad", i, pads], ns, d, dev) if fits(ns) else None
-    a = draw(st.integers(0, s[ax] - 1)); b = draw(st.integers(a + 1, s[ax]))
+    a = draw(st.integers(0, s[ax] - 1))
+    b = draw(st.integers(a + 1, s[ax]))
     return add(["shrink", i, [[a, b] if k == ax else [0, x] for k, x in enumerate(s)]], tuple(b - a if k == ax else x for k, x in enumerate(s)), d,
                dev)
   def reduce_fn(d) -> str: return draw(st.sampled_from(["sum", "max", "min"] if d in SUM_KEEPS_DTYPE else ["max", "min"]))
@@ -144,10 +147,14 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       add(["symreduce", reduce_fn(d), i, draw(st.integers(1, s[0]))], s[1:], d, dev)
     elif kind == "movement":
       m = draw(st.sampled_from(["permute", "reshape", "pad", "shrink", "flip", "expand"]))
-      if m == "permute": p = draw(st.permutations(list(range(len(s))))); add(["permute", i, list(p)], tuple(s[k] for k in p), d, dev)
+      if m == "permute":
+        p = draw(st.permutations(list(range(len(s)))))
+        add(["permute", i, list(p)], tuple(s[k] for k in p), d, dev)
       elif m == "reshape":
-        n = numel(s); opts = [(n,), (1, n)] + [(a, n // a) for a in range(2, 9) if n % a == 0]
-        ns = draw(st.sampled_from(opts)); add(["reshape", i, list(ns)], ns, d, dev)
+        n = numel(s)
+        opts = [(n,), (1, n)] + [(a, n // a) for a in range(2, 9) if n % a == 0]
+        ns = draw(st.sampled_from(opts))
+        add(["reshape", i, list(ns)], ns, d, dev)
       elif m in ("pad", "shrink", "flip") and m != "flip": axis_op(i, s, d, dev, draw(st.integers(0, len(s) - 1)))
       elif m == "flip": add(["flip", i, sorted(draw(st.sets(st.integers(0, len(s) - 1), min_size=1)))], s, d, dev)
       elif fits((2,) + s): add(["expand", i, 2], (2,) + s, d, dev)
@@ -182,19 +189,23 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       nd = draw(st.sampled_from(same))
       add(["bitcast", i, nd], s, nd, dev)
     elif kind == "matmul" and len(s) == 2 and isf:
-      k = s[1]; m_ = draw(st.sampled_from([x for x in pf.dims if x <= 64]))
+      k = s[1]
+      m_ = draw(st.sampled_from([x for x in pf.dims if x <= 64]))
       if not fits((k, m_)) or not fits((s[0], m_)): continue
       inputs.append(new_input((k, m_), d, "normal", dev))
       n_in = len(inputs) - 1   # new inputs go before the steps: shift every value id that refers to a step result
       for stp in steps: shift_ids(stp, n_in)
       vals.insert(n_in, ((k, m_), d, dev))
-      assigned_shift = {a + 1 if a >= n_in else a for a in assigned}; assigned.clear(); assigned.update(assigned_shift)
+      assigned_shift = {a + 1 if a >= n_in else a for a in assigned}
+      assigned.clear()
+      assigned.update(assigned_shift)
       i = i + 1 if i >= n_in else i
       add(["matmul", i, n_in], (s[0], m_), d, dev)
     elif kind == "cumsum" and isf: add(["cumsum", i, draw(st.integers(0, len(s) - 1))], s, d, dev)
     elif kind == "contiguous": add(["contiguous", i], s, d, dev)
     elif kind == "gather":
-      ax = draw(st.integers(0, len(s) - 1)); k = draw(st.integers(1, max(1, min(s[ax], 64))))
+      ax = draw(st.integers(0, len(s) - 1))
+      k = draw(st.integers(1, max(1, min(s[ax], 64))))
       ns = tuple(k if a == ax else x for a, x in enumerate(s))
       add(["gather", i, ax, k], ns, d, dev)
     elif kind == "scatter":
@@ -202,7 +213,9 @@ def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str
       add(["scatter", i, j, draw(st.integers(0, len(s) - 1))], s, d, dev)
     elif kind == "setitem":
       j = pick(lambda s2, d2, dev2: s2 == s and d2 == d and dev2 == dev)
-      ax = draw(st.integers(0, len(s) - 1)); a = draw(st.integers(0, s[ax] - 1)); b = draw(st.integers(a + 1, s[ax]))
+      ax = draw(st.integers(0, len(s) - 1))
+      a = draw(st.integers(0, s[ax] - 1))
+      b = draw(st.integers(a + 1, s[ax]))
       add(["setitem", i, j, ax, a, b], s, d, dev)
     elif kind == "assign":
       targets = [k for k in range(len(inputs)) if k not in assigned and vals[k][1] != "bool"]

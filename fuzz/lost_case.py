@@ -102,7 +102,9 @@ def main(argv:list[str]|None=None) -> int:
   die_with_parent()
   if os.environ.get("UOPCHECK_SUPERVISOR", str(os.getppid())) != str(os.getppid()): return 0   # the supervisor died before that
   p = argparse.ArgumentParser(prog="python -m uopcheck.fuzz.lost_case")
-  p.add_argument("program"); p.add_argument("--scheduler", default=None); p.add_argument("--candidate", default=None)
+  p.add_argument("program")
+  p.add_argument("--scheduler", default=None)
+  p.add_argument("--candidate", default=None)
   p.add_argument("--device", default="CPU")
   a = p.parse_args(argv)
   from uopcheck.settings import apply_environment

@@ -77,7 +77,8 @@ def _run(cmd:list[str], env:dict, cwd, timeout:float) -> tuple[int, str]:
   p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
   try: out, _ = p.communicate(timeout=timeout)
   except subprocess.TimeoutExpired:
-    os.killpg(p.pid, signal.SIGKILL); out, _ = p.communicate()
+    os.killpg(p.pid, signal.SIGKILL)
+    out, _ = p.communicate()
     return -9, out or ""
   return p.returncode, out
 
@@ -103,7 +104,7 @@ def witness(m:Mutant, site:pathlib.Path|None, cwd, device:str|None=None) -> tupl
   "" = the CPU path). A device that cannot run here is a SpecError (one line), never a crash of the mutant."""
   device = m.device if device is None else device
   code = (ON_DEVICE.format(device=device) if device else "") + "import numpy as np\nfrom tinygrad import Tensor, dtypes\n" + m.witness + WITNESS_TAIL
-  rc, out = _run([sys.executable, "-c", code], env_for(site), cwd, 300)
+  _, out = _run([sys.executable, "-c", code], env_for(site), cwd, 300)
   try: d = json.loads(out.strip().splitlines()[-1])
   except (ValueError, IndexError): return None, out[-300:]
   if "unavailable" in d: raise SpecError(f"mutant {m.id}: {d['unavailable']}")
@@ -126,7 +127,7 @@ def detect_check(m, site, work, opts) -> tuple[bool, str]:
 def detect_graph(m, site, work, opts) -> tuple[bool, str]:
   fdir = work / "graph-findings"
   minutes = opts.get("graph_minutes", 1.0)
-  rc, out = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
+  rc, _ = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
                        "--findings", str(fdir), "--db", str(work / "db"), "--case-timeout", "30", *_device_args(m)]),
                  env_for(site), work, minutes * 60 + 240)
   files = sorted(fdir.glob("graph-*.json"))
@@ -199,7 +200,7 @@ def detect_gate(m, site, work, opts, full:bool=False) -> tuple[bool, str]:
   under = step_digest(site, work)
   if under is not None and under == opts["stock_step"]: return False, "n/a"
   out_dir = work / ("gate-full" if full else "gate")
-  rc, out = _run(_cli(["train", *GATE_STEP, "--validate", "--gate-only", "--out", str(out_dir), *(["--gate-full-reference"] if full else [])]),
+  rc, _ = _run(_cli(["train", *GATE_STEP, "--validate", "--gate-only", "--out", str(out_dir), *(["--gate-full-reference"] if full else [])]),
                  env_for(site), work, opts.get("gate_timeout", 900))
   try: blame = json.loads((out_dir / "gate.json").read_text()).get("blame")
   except (OSError, ValueError): blame = None
@@ -228,7 +229,9 @@ def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detect
       if live.startswith("live"):
         start = time.perf_counter()
         for d in detectors:
-          if row.caught_by and not all_detectors: row.detectors[d] = "skipped"; continue
+          if row.caught_by and not all_detectors:
+            row.detectors[d] = "skipped"
+            continue
           caught, detail = DETECTOR_FNS[d](m, site, work, opts)
           row.detectors[d] = "n/a" if detail == "n/a" else f"{'caught' if caught else 'missed'}: {detail}"
           if caught and not row.caught_by: row.caught_by, row.seconds = d, round(time.perf_counter() - start, 1)

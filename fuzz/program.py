@@ -155,8 +155,12 @@ def apply_step(step:list, vals:list[Tensor], k:int, seed:int, call:int=0, binds:
   if kind == "matmul": return vals[a[0]] @ vals[a[1]]
   if kind == "cumsum": return vals[a[0]].cumsum(a[1])
   if kind == "contiguous": return vals[a[0]].contiguous()
-  if kind == "gather": x = vals[a[0]]; return x.gather(a[1], _index(rng, x.shape, a[1], a[2]).to(x.device))
-  if kind == "scatter": x = vals[a[0]]; return x.scatter(a[2], _permutation(rng, x.shape, a[2]).to(x.device), vals[a[1]])
+  if kind == "gather":
+    x = vals[a[0]]
+    return x.gather(a[1], _index(rng, x.shape, a[1], a[2]).to(x.device))
+  if kind == "scatter":
+    x = vals[a[0]]
+    return x.scatter(a[2], _permutation(rng, x.shape, a[2]).to(x.device), vals[a[1]])
   if kind == "setitem": return _setitem(vals[a[0]], vals[a[1]], a[2], a[3], a[4])
   if kind == "assign": return vals[a[0]].assign(vals[a[1]])   # the input's Tensor now holds the assigned value
   if kind == "copy": return vals[a[0]].to(target_device(a[1]))

@@ -39,8 +39,9 @@ SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
-from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT
+from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
+BUDGET_TEXT = f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule"
 SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
 
 # ** the rules **
@@ -244,6 +245,28 @@ def plans(make, cap:int):
     for k in range(len(plan), len(b.taken)):
       for alt in range(1, b.taken[k][1]): todo.append(tuple(c for c, _ in b.taken[:k]) + (alt,))
 
+class Instances:
+  """The distinct instances of a rule at one dtype (``make(plan)`` builds one, or None; ``key`` says which are the same),
+  first ones first, at most ``cap`` of them. ``capped`` is set when a further distinct instance exists (or the plans ran
+  past ``PLAN_SCAN`` before one was found): then a verdict over the instances yielded is not one over the rule, and a
+  ``proved`` must be reported as ``bounded``."""
+  def __init__(self, make, cap:int, key=lambda b: b.shape):
+    self.make, self.cap, self.key = make, cap, key
+    self.capped, self.count = False, 0
+  def __iter__(self):
+    seen: set = set()
+    built = 0
+    for plan, b in plans(self.make, PLAN_SCAN):
+      built += 1
+      if (k := self.key(b)) in seen: continue
+      if len(seen) >= self.cap:
+        self.capped = True
+        return
+      seen.add(k)
+      self.count = len(seen)
+      yield plan, b
+    self.capped = built >= PLAN_SCAN
+
 # ** one instance, every path **
 
 @dataclass
@@ -349,7 +372,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
         seen.add(flipped)
         if out.paths + len(todo) >= budget or not queries.take():
           undecided = True
-          out.why = out.why or f"budget spent ({budget} paths per instance, {MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} units per rule)"
+          out.why = out.why or f"budget spent ({budget} paths per instance, {BUDGET_TEXT})"
         else:
           solver.push()
           solver.add(z3.Not(taken))
@@ -426,16 +449,17 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   # (a weakint instance): sized ints as exact Ints first (linear arithmetic with mod: int2bv is what z3 decides worst).
   int_syms = any(z3.is_int(t) for t in terms.values())
   path = PathQuery(ctx=ctx, assume=assume, terms=terms, rlimit=PROOF_RLIMIT, on_check=queries.charge)
-  bv = lambda reading: check_rewrite(res.before, res.after, reading, weak_bits=None if int_syms else W,
-                                     query=dataclasses.replace(path, sym_bits=SYM_BITS))
-  ints = lambda reading: (check_rewrite(res.before, res.after, reading, query=dataclasses.replace(path, sized_as_int=True)) if int_syms else
-                          _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries))
+  def bv(reading):
+    return check_rewrite(res.before, res.after, reading, weak_bits=None if int_syms else W, query=dataclasses.replace(path, sym_bits=SYM_BITS))
+  def ints(reading):
+    if int_syms: return check_rewrite(res.before, res.after, reading, query=dataclasses.replace(path, sized_as_int=True))
+    return _verify_path_as_ints(rule, dt, plan, res, b, ctx, reading, queries)
   assert res.before is not None and res.after is not None   # only a rewrite that fired is verified
   encodings = (ints, bv) if int_syms or _wide_division(res.before) else (bv, ints)
   readings: dict[str, str] = {}
   why = ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
-    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({MAX_QUERIES} queries / {RULE_RLIMIT:,} resource units per rule)")
+    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({BUDGET_TEXT})")
     try:
       v = encodings[0](reading)
       if isinstance(v, Unknown) and queries.take(): v = encodings[1](reading) or v
@@ -493,7 +517,8 @@ def confirm_refutation(rule:Rule, dt:DType, plan:tuple, v:Refuted, reading:Overf
 
 def _plainify(u:UOp) -> UOp:
   """the same graph with every symbolic constant and bound replaced by its plain int (rebuilt node by node)"""
-  plain = lambda y: int.__int__(y) if isinstance(y, SymInt) else y
+  def plain(y):
+    return int.__int__(y) if isinstance(y, SymInt) else y
   new: dict[UOp, UOp] = {}
   for x in u.toposort():
     arg = x.arg
@@ -544,6 +569,9 @@ class RuleVerdict:
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
 ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "liberty": 3, "proved": 4, "n/a": 5}
+def capped_why(space:Instances) -> str:
+  return f"proved on the first {space.count} of its instance shapes; more exist (PLAN_BUDGET caps them)"
+
 def worst_of(verdicts) -> str: return min(verdicts, key=lambda v: ORDER[v], default="n/a")
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET, with_floats:bool=True) -> RuleVerdict:
@@ -554,7 +582,6 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   for dt in MAIN_DTYPES:
     ctx = z3.Context()
     verdicts = []
-    shapes: set = set()
     def make(plan, dt=dt, ctx=ctx):
       try: b, res = run_rule(rule, dt, plan, {}, ctx)
       except NoInstance: return None
@@ -563,9 +590,8 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
       if dt != dtypes.weakint and res.before is not None and all(x.dtype != dt for x in res.before.toposort()): return None
       b.shape = _plain_shape(res.before)
       return b
-    for plan, b in plans(make, plan_budget):
-      if b.shape in shapes: continue   # another plan built the same instance (e.g. a choice its pattern did not use)
-      shapes.add(b.shape)
+    space = Instances(make, plan_budget)   # another plan may build the same instance (a choice its pattern did not use)
+    for plan, b in space:
       v = explore(rule, dt, plan, ctx, path_budget, queries)
       paths += v.paths
       verdicts.append(v)
@@ -573,6 +599,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     applicable = [v for v in verdicts if v.verdict != "n/a"]
     if not applicable: continue
     worst = min(applicable, key=lambda v: ORDER[v.verdict])
+    if worst.verdict == "proved" and space.capped: worst = InstanceVerdict("bounded", why=capped_why(space))
     per_dt[dt.name] = worst.verdict
     if worst.verdict != "proved": whys.append(f"{dt.name}: {worst.why}")
     if worst.verdict == "refuted" and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
@@ -670,10 +697,13 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   fnames = {d.name for d in FLOAT_DTYPES}
   integer = [v for v in verdicts if v.int_verdict != "n/a"]
   floats = [v for v in verdicts if v.float_verdict != "n/a"]
-  count = lambda vs, attr, k: sum(1 for v in vs if getattr(v, attr) == k)
-  inst = lambda fl: [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != "n/a"]
+  def count(vs, attr, k):
+    return sum(1 for v in vs if getattr(v, attr) == k)
+  def inst(fl):
+    return [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != "n/a"]
   int_inst, float_inst = inst(False), inst(True)
-  decided = lambda xs: round(sum(1 for x in xs if x in ("proved", "refuted", "liberty")) / max(1, len(xs)), 4)
+  def decided(xs):
+    return round(sum(1 for x in xs if x in ("proved", "refuted", "liberty")) / max(1, len(xs)), 4)
   return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count(integer, "int_verdict", "proved"),
           "refuted": count(integer, "int_verdict", "refuted"), "bounded": count(integer, "int_verdict", "bounded"),
           "unknown": count(integer, "int_verdict", "unknown"), "not_integer": len(verdicts) - len(integer),

@@ -88,14 +88,17 @@ def int_expr(draw, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp
     if draw(st.booleans()) or not same:
       if len(same) < 3:
         name = f"{'abc'[len(vars_) % 3]}{len(vars_)}"
-        v = draw(variable(dt, name)); vars_[name] = v; return v
+        v = draw(variable(dt, name))
+        vars_[name] = v
+        return v
       return draw(st.sampled_from(same))
     c = draw(const_for(dt))
     return UOp.const(c, dt)
   if depth <= 0: return leaf()
   kind = draw(st.sampled_from(["leaf", "bin", "bin", "bin", "unc", "where", "cast"]))
   if kind == "leaf": return leaf()
-  sub = lambda: draw(int_expr(depth - 1, dt, vars_))
+  def sub():
+    return draw(int_expr(depth - 1, dt, vars_))
   if kind == "bin":
     op = draw(st.sampled_from(["+", "-", "*", "//", "%", "max", "min", "&", "<<", ">>"]))
     a, b = sub(), sub()
@@ -108,7 +111,8 @@ def int_expr(draw, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp
       return a * (1 << k) if op == "<<" else a // (1 << k)
     return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "max": lambda: a.maximum(b), "min": lambda: a.minimum(b)}[op]()
   if kind == "unc":
-    a = sub(); c = draw(const_for(dt))
+    a = sub()
+    c = draw(const_for(dt))
     return draw(st.sampled_from([a + c, a * c, a.maximum(UOp.const(c, dt))]))
   if kind == "where":
     a, b, x, y = sub(), sub(), sub(), sub()
@@ -366,7 +370,9 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
       e = scaled(e0, k)
       try: v, s, stage = check_pipeline(e, reading)
       except CHECK_ERRORS: continue
-      stats.checked += 1; stats.pipeline += 1; stats.seeds += 1
+      stats.checked += 1
+      stats.pipeline += 1
+      stats.seeds += 1
       setattr(stats, v.kind, getattr(stats, v.kind) + 1)
       if v.kind != "refuted": continue
       root = pipeline_root(e)
@@ -415,7 +421,8 @@ def _validate(d:dict) -> None:
   if any(not (dtypes.is_int(x.dtype) or x.dtype in (dtypes.bool, dtypes.void)) for x in nodes):
     raise ValueError("a node of expr or simplified is not an integer, bool or void node")
   from uopcheck.spec.structural import verify
-  verify(e, "full"); verify(simplified, "full")   # tinygrad's own type rules: arity, dtypes (a SpecError names the node)
+  verify(e, "full")
+  verify(simplified, "full")   # tinygrad's own type rules: arity, dtypes (a SpecError names the node)
 
 def recheck(d:dict) -> str|None:
   """A (validated) symbolic finding re-derived on the installed tinygrad: None when it reproduces as recorded, else why

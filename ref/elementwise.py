@@ -36,7 +36,8 @@ def alu_node(u:UOp, srcs:list[Lanes]) -> Lanes:
     a, b = (commit(x, s.dtype, u.dtype) for x, s in zip(srcs[1:], u.src[1:]))
     cv = np.asarray(c.value, bool)
     shape = np.broadcast_shapes(cv.shape, a.value.shape, b.value.shape)
-    sel = lambda f: np.where(cv, getattr(a, f), getattr(b, f))
+    def sel(f):
+      return np.where(cv, getattr(a, f), getattr(b, f))
     return Lanes(sel("value").astype(a.value.dtype), sel("undefined") | np.broadcast_to(c.undefined, shape),
                  sel("ub_overflow") | np.broadcast_to(c.ub_overflow, shape))
   if op in (Ops.SHL, Ops.SHR): ops = [commit(srcs[0], u.src[0].dtype, u.dtype), srcs[1]]

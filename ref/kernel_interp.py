@@ -134,7 +134,8 @@ class KernelInterpreter:
       end = int(np.asarray(self.vals[u.src[0]].value).reshape(-1)[0])
       idx = np.arange(end, dtype=np.int64) if self.sample_rng is None or u not in self.output_ranges else \
             sample_indices(end, self.sample_k or 0, self.sample_rng)
-      shp = [1] * self.ndim; shp[self.axis[u]] = len(idx)
+      shp = [1] * self.ndim
+      shp[self.axis[u]] = len(idx)
       return Lanes.ok(idx.reshape(shp))
     if op is Ops.PARAM:
       if u.arg.addrspace is AddrSpace.ALU:  # a scalar Variable
@@ -186,7 +187,8 @@ class KernelInterpreter:
     oob = live & ((pos < 0) | (pos >= size))
     if oob.any():
       at = tuple(int(i) for i in np.argwhere(oob)[0])
-      value_of = lambda r: int(np.asarray(self.vals[r].value).reshape(-1)[at[self.axis[r]]]) if iv.value.shape[self.axis[r]] > 1 else 0
+      def value_of(r):
+        return int(np.asarray(self.vals[r].value).reshape(-1)[at[self.axis[r]]]) if iv.value.shape[self.axis[r]] > 1 else 0
       rng = ", ".join(f"{self.names[r]}={value_of(r)}" for r in self.ranges if r in self.open_in[idx]) or "no ranges"
       bad = int(np.broadcast_to(pos, oob.shape)[at])
       raise KernelFault.at(idx_uop, f"kernel {self.name}: out-of-bounds INDEX on buffer {slot} (size {size})",
@@ -209,7 +211,8 @@ class KernelInterpreter:
     v, und = np.broadcast_to(val.value, shape), np.broadcast_to(val.undefined, shape)
     p, vv, uu = pos[live], v[live], und[live]
     if p.size > 1 and np.bincount(p, minlength=0).max() > 1:  # several lanes write one element: they must agree, else it's a race
-      order = np.argsort(p, kind="stable"); ps, vs = p[order], vv[order]
+      order = np.argsort(p, kind="stable")
+      ps, vs = p[order], vv[order]
       same = ps[1:] == ps[:-1]
       differ = same & ~((vs[1:] == vs[:-1]) | (np.isnan(vs[1:].astype(np.float64)) & np.isnan(vs[:-1].astype(np.float64))
                                               if vs.dtype.kind == "f" else False))
@@ -237,7 +240,8 @@ class KernelInterpreter:
       return np.asarray(v[tuple(slice(None) if i in keep else 0 for i in range(self.ndim))], dtype=np.float64), keep  # 0-d stays 0-d
     (xa, xk), (ya, yk) = operand(np.asarray(x.value)), operand(np.asarray(y.value))
     out_axes = sorted((set(xk) | set(yk)) - set(red))
-    sub = lambda axes: "".join(letters[i] for i in axes)
+    def sub(axes):
+      return "".join(letters[i] for i in axes)
     def contract(xa:np.ndarray, ya:np.ndarray) -> np.ndarray:
       with np.errstate(all="ignore"):
         r = np.einsum(f"{sub(xk)},{sub(yk)}->{sub(out_axes)}", xa, ya, optimize=True)
@@ -288,5 +292,6 @@ def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
     if not dtypes.is_float(u.dtype) or u.dtype in dtypes.weaks: continue
     m = u.src[0]
     if m.op is Ops.MUL and len(m.src) == 2 and m.dtype == u.dtype and consumers.get(m, 0) == 1:
-      fused.add(u); deferred.add(m)
+      fused.add(u)
+      deferred.add(m)
   return fused, deferred

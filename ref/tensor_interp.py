@@ -218,7 +218,9 @@ class TensorInterpreter:
     for d in u.src[1:]:
       w = self.vals[d]
       if isinstance(w, Write) and w.buffer is buf:
-        value[w.index] = w.value.value; undef[w.index] = w.value.undefined; ub[w.index] = w.value.ub_overflow
+        value[w.index] = w.value.value
+        undef[w.index] = w.value.undefined
+        ub[w.index] = w.value.ub_overflow
       elif d.op is Ops.AFTER and d in self.snapshots and self._buffer_of(d) is buf:
         # a nested AFTER on the same buffer (e.g. a slice assign): its state already holds its stores
         later = self.snapshots[d]
@@ -257,7 +259,9 @@ class TensorInterpreter:
     """REDUCE(ADD) of PERMUTEs of MUL(x, y) is a sum of products: evaluate it as one float64 einsum over x and y
     (never materializing the broadcast product). Same definition as the general path, without its n^3 memory."""
     chain, s = [], u.src[0]
-    while s.op is Ops.PERMUTE: chain.append(s.arg); s = s.src[0]
+    while s.op is Ops.PERMUTE:
+      chain.append(s.arg)
+      s = s.src[0]
     mul = s
     x, y = (commit(self._lanes(a), a.dtype, mul.dtype) for a in mul.src)
     if x.undefined.any() or y.undefined.any() or x.ub_overflow.any() or y.ub_overflow.any(): return None
@@ -342,7 +346,9 @@ def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
   for u in order:
     if u.op is not Ops.REDUCE or u.arg[0] is not Ops.ADD or not dtypes.is_float(u.dtype) or u.dtype in dtypes.weaks: continue
     inner, s = [], u.src[0]
-    while s.op is Ops.PERMUTE and consumers.get(s, 0) == 1: inner.append(s); s = s.src[0]
+    while s.op is Ops.PERMUTE and consumers.get(s, 0) == 1:
+      inner.append(s)
+      s = s.src[0]
     if s.op is Ops.MUL and consumers.get(s, 0) == 1 and s.dtype == u.dtype and len(s.src) == 2:
       reduces.add(u)
       deferred.update(inner + [s])

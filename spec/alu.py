@@ -40,14 +40,16 @@ def threefry2x32(x:np.ndarray, key:np.ndarray) -> np.ndarray:
   """Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11).
   The uint64 counter and key are each split into (lo, hi) uint32 words; the result packs (hi<<32)|lo."""
   m32 = np.uint64(0xFFFFFFFF)
-  x = x.astype(np.uint64); key = key.astype(np.uint64)
+  x = x.astype(np.uint64)
+  key = key.astype(np.uint64)
   x0, x1 = (x & m32).astype(np.uint32), (x >> np.uint64(32)).astype(np.uint32)
   k0, k1 = (key & m32).astype(np.uint32), (key >> np.uint64(32)).astype(np.uint32)
   k2 = k0 ^ k1 ^ np.uint32(0x1BD11BDA)
   ks = [k0, k1, k2]
   rot = [[13, 15, 26, 6], [17, 29, 16, 24]]
   with np.errstate(over="ignore"):
-    x0 = x0 + ks[0]; x1 = x1 + ks[1]
+    x0 = x0 + ks[0]
+    x1 = x1 + ks[1]
     for i in range(5):
       for r in rot[i % 2]:
         x0 = x0 + x1
@@ -120,7 +122,8 @@ def _eval_int(op:Ops, dt:DType, srcs:list[np.ndarray]) -> Lanes:
     v, ovf = ints.arith("sub", np.zeros_like(srcs[0]), srcs[0], dt)
     return Lanes(v, _undef(shape), ints.ub_overflow("sub", srcs[0], srcs[0], dt, ovf))
   if op is Ops.MULACC:
-    m = _eval_int(Ops.MUL, dt, srcs[:2]); s = _eval_int(Ops.ADD, dt, [m.value, srcs[2]])
+    m = _eval_int(Ops.MUL, dt, srcs[:2])
+    s = _eval_int(Ops.ADD, dt, [m.value, srcs[2]])
     return Lanes(s.value, m.undefined | s.undefined, m.ub_overflow | s.ub_overflow)
   if op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD):
     f = {Ops.CDIV: ints.cdiv, Ops.CMOD: ints.cmod, Ops.FLOORDIV: ints.floordiv, Ops.FLOORMOD: ints.floormod}[op]

@@ -66,7 +66,8 @@ def _ulp_distance(a:np.ndarray, b:np.ndarray) -> np.ndarray:
   itype = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
   ia, ib = a.view(itype).astype(np.int64), b.view(itype).astype(np.int64)
   big = np.int64(1) << (8 * a.dtype.itemsize - 1)
-  ia = np.where(ia < 0, -(ia + big), ia); ib = np.where(ib < 0, -(ib + big), ib)
+  ia = np.where(ia < 0, -(ia + big), ia)
+  ib = np.where(ib < 0, -(ib + big), ib)
   return np.abs(ia - ib)
 
 def float_close(ref:np.ndarray, fast:np.ndarray, dt:DType, tol:Tolerance) -> np.ndarray:

@@ -88,7 +88,7 @@ def finite_abs(x:np.ndarray) -> np.ndarray:
 
 def _f64_to_bf16(x:np.ndarray) -> np.ndarray:
   # float64 -> float32 -> bfloat16 double-rounds; tinygrad's truncate does the same (float_to_bf16 goes through float32)
-  with np.errstate(over="ignore"): return bf16_round(np.asarray(x, dtype=np.float32))
+  with np.errstate(over="ignore", invalid="ignore"): return bf16_round(np.asarray(x, dtype=np.float32))
 
 def from_bytes(raw:bytes|memoryview, dt:DType, shape:tuple[int, ...]) -> np.ndarray:
   """Decode device bytes of ``dt`` into reference storage of the given shape."""

@@ -28,7 +28,8 @@ def _load_kernel_arg_types() -> None:
   if "Opt" in _DATACLASSES: return
   opt, rend = sys.modules.get("tinygrad.codegen.opt"), sys.modules.get("tinygrad.renderer")
   if opt is not None and rend is not None:
-    _DATACLASSES.update(Opt=opt.Opt, Estimates=rend.Estimates); _ENUMS["OptOps"] = opt.OptOps
+    _DATACLASSES.update(Opt=opt.Opt, Estimates=rend.Estimates)
+    _ENUMS["OptOps"] = opt.OptOps
 
 def dtype_name(dt:DType) -> str:
   if dt not in _DTYPE_NAMES: raise SpecError(f"dtype {dt!r} has no name in the uop-graph format")

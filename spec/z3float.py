@@ -131,6 +131,10 @@ class FPModel:
       ok = z3.And(z3.Not(z3.fpIsNaN(x, ctx=c)), z3.fpGEQ(t, lo, ctx=c), z3.fpLT(t, hi, ctx=c))
       r = (z3.fpToSBV if dst in dtypes.sints else z3.fpToUBV)(rtz, x, z3.BitVecSort(dst.bitsize, c), ctx=c)
       return r, z3.And(d, ok)
+    if dst in CAST_INTS and src == dtypes.bool: return z3.If(x, z3.BitVecVal(1, dst.bitsize, self.ctx), z3.BitVecVal(0, dst.bitsize, self.ctx)), d
+    if dst in CAST_INTS and src in CAST_INTS:   # int -> int wraps (two's complement), as spec.alu.cast
+      if dst.bitsize < src.bitsize: return z3.Extract(dst.bitsize - 1, 0, x), d
+      return (z3.SignExt if src in dtypes.sints else z3.ZeroExt)(dst.bitsize - src.bitsize, x), d
     raise Unsupported(f"cast {src} -> {dst}")
 
 def _same(a, b, dt:DType):

@@ -223,7 +223,9 @@ class Z3Model:
     if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ):
       a, b = vals
       sdt = u.src[0].dtype
-      if sdt != u.src[1].dtype: a, b = self.to_int(a, sdt), self.to_int(b, u.src[1].dtype); sdt = dtypes.weakint
+      if sdt != u.src[1].dtype:
+        a, b = self.to_int(a, sdt), self.to_int(b, u.src[1].dtype)
+        sdt = dtypes.weakint
       return {Ops.CMPLT: lambda: self.lt(a, b, sdt), Ops.CMPNE: lambda: a != b, Ops.CMPEQ: lambda: a == b}[op](), d
     if dt == dtypes.bool:
       if op is Ops.AND: return z3.And(*vals), d
@@ -307,7 +309,8 @@ class ExactInt(_IntTerms):
   def shift(self, u:UOp, a, b):
     op, m = u.op, self.m
     if u.src[1].op is not Ops.CONST or not isinstance(u.src[1].arg, int): raise Unsupported("weakint shift by a non-constant count")
-    sh = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
+    def sh(k):
+      return a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # z3's Int '/' by a positive number floors
     if type(k := u.src[1].arg) is int: return (sh(k), ()) if k >= 0 else (z3.IntVal(0, m.ctx), (z3.BoolVal(False, m.ctx),))
     # a symbolic count (fuzz.concolic): one case per count below WEAK_SHIFTS; a larger count is outside the model (exact)
     if b is None: raise Unsupported(f"{op} without a count")
@@ -323,7 +326,8 @@ class ExactInt(_IntTerms):
       if op is Ops.AND and c >= 0 and (c + 1) & c == 0: return x % (c + 1), ()
       if op is Ops.AND and c < 0 and (-c) & (-c - 1) == 0: return x - x % (-c), ()
     # otherwise: two's complement on the mathematical integer, modelled at 64 bits (defined within int64)
-    inr = lambda x: z3.And(x >= -2**63, x <= 2**63 - 1)
+    def inr(x):
+      return z3.And(x >= -2**63, x <= 2**63 - 1)
     r = BITWISE[op](m._bits64(a), m._bits64(b))
     out = z3.BV2Int(r, is_signed=True)
     m.bits_of[out.get_id()] = (out, r)   # a later bitwise op on this value reads its bits directly
@@ -351,7 +355,8 @@ class WrappedInt(_IntTerms):
     w, ub = dt.bitsize, m.reading is OverflowReading.UNDEFINED
     cnt = m.to_int(b, u.src[1].dtype)
     conds: tuple = (cnt >= 0, cnt < w)
-    sh = lambda k: a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
+    def sh(k):
+      return a * (2 ** k) if op is Ops.SHL else a / (2 ** k)   # Int '/' by a positive number floors (arithmetic >>)
     c = u.src[1].arg if u.src[1].op is Ops.CONST and type(u.src[1].arg) is int else None
     r = (sh(c) if 0 <= c < w else m.const(0, dt)) if c is not None else _by_count(sh, cnt, w)
     if op is Ops.SHL and ub and dt in C_UB_SIGNED: return r, (*conds, a >= 0, r <= dt.max)   # C: a negative or overflowing shift is UB

@@ -99,12 +99,16 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
       row.n += 1
       if st.kind == "copy":
         caught = not gate_mod.check_copy(bad)[0]
-        row.cpu += caught; row.any += caught
+        row.cpu += caught
+        row.any += caught
         continue
       vv = {**log.var_vals, **st.device_vars}
       v = gate_mod.check_step_kernel(bad, vv, (sample, int(rng.integers(1 << 30))))
       full = gate_mod.check_step_kernel(bad, vv, None)
-      row.cpu += not v.cpu_ok; row.sampled_ref += not v.ref_ok; row.full_ref += not full.ref_ok; row.any += not (v.cpu_ok and v.ref_ok)
+      row.cpu += not v.cpu_ok
+      row.sampled_ref += not v.ref_ok
+      row.full_ref += not full.ref_ok
+      row.any += not (v.cpu_ok and v.ref_ok)
   replicated = [i for i, t in enumerate(tr.state_tensors()) if isinstance(t.uop.buffer, MultiBuffer) and t.uop.axis is None]
   for _ in range(k if replicated else 0):
     i = replicated[int(rng.integers(len(replicated)))]
@@ -115,6 +119,8 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
     gate._check_replicas(res, 0)
     restore(u, raw)
     row = rows["replica of a weight"]
-    row.n += 1; row.cpu += not res.replicas_ok; row.any += not res.replicas_ok
+    row.n += 1
+    row.cpu += not res.replicas_ok
+    row.any += not res.replicas_ok
   tr.restore(before)
   return [r for r in rows.values() if r.n]

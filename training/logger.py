@@ -68,13 +68,17 @@ class RunLogger:
     for ax, (k, label) in zip(axes[:, 0], panels):
       pts = [(r["step"], r[k]) for r in rows if k in r]
       ax.plot([p[0] for p in pts], [p[1] for p in pts])
-      ax.set_ylabel(label, fontsize=8); ax.grid(alpha=0.3)
+      ax.set_ylabel(label, fontsize=8)
+      ax.grid(alpha=0.3)
       ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0, 0].set_title(title); axes[-1, 0].set_xlabel("step")
+    axes[0, 0].set_title(title)
+    axes[-1, 0].set_xlabel("step")
     fig.canvas.draw()
     self.plotted = {"panels": [k for k, _ in panels], "xticks": [t.get_text() for t in axes[-1, 0].get_xticklabels()]}
     path = self.out / "loss_curve.png"
-    fig.tight_layout(); fig.savefig(path, dpi=100); plt.close(fig)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
     return path
 
   def finish(self, summary:dict) -> str:

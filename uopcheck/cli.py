@@ -95,7 +95,8 @@ def _per_kernel(args, names) -> int:
     except SpecError: raise
     except Exception as e:   # uopcheck's own blame failed on this graph: its row says so, the other graphs are still checked
       r = PerKernelResult(n, hcq2=args.hcq2, blame="uopcheck-internal", message=f"the per-kernel check failed: {type(e).__name__}: {e}"[:300])
-    results.append(x := r.result(args.scheduler)); checked.append(r)
+    results.append(x := r.result(args.scheduler))
+    checked.append(r)
     verdicts.append(f"{x.title}: verdict: {r.verdict()}")
     if "term" in args.report: print(f"== {x.title}\n{TERM.render(x)}\n", flush=True)
     failed += not r.ok
@@ -230,7 +231,8 @@ def _cmd_replay(args) -> int:
     if x.is_dir(): files += sorted(p for p in x.glob("*.json") if p.name.startswith(("symbolic-", "graph-")))
     else: files.append(x)
   rows = [{"file": str(f), "verdict": replay_verdict(f)} for f in bar(files, "replay", unit="findings")]
-  count = lambda k: sum(r["verdict"].startswith(k) for r in rows)
+  def count(k):
+    return sum(r["verdict"].startswith(k) for r in rows)
   report(args, Result("replay", "uopcheck replay", {"findings": rows}, tables=[Table([Column("file", width=56), Column("verdict")], rows)],
                       summary=[f"{len(rows)} findings: still failing {count('still')}, fixed {count('fixed')}, changed {count('changed')}, "
                                f"skipped {count('skipped')}, refused {count('refused')}"],
@@ -419,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
   mu.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog; see --list)")
   mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
-  mu.add_argument("--detectors", default="check,graph,rules,conformance", 
+  mu.add_argument("--detectors", default="check,graph,rules,conformance",
                   help="comma-separated, run in this order (also: gate, gate-full -- the training gate); 'none' for witnesses only")
   mu.add_argument("--all-detectors", action="store_true", help="run every detector on every mutant (default: stop at the first that catches it)")
   mu.add_argument("--graph-minutes", type=positive(float), default=1.0, help="length of the graph-fuzz campaign per mutant")

@@ -49,7 +49,8 @@ RECHECK_STARTUP_S = 15.0           # a lost case's re-run in a fresh process (fu
 CLUSTER_SHARD_MINUTES = 5.0        # --cluster: a Dask task fuzzes this long, then the client submits the next (a lost one costs less)
 # rules verify (fuzz/rule_verify.py): z3's deterministic resource counter, never a wall-clock timeout
 PATH_BUDGET = 24                   # paths explored per instance
-PLAN_BUDGET = 8                    # instances (op/dtype/operand alternatives) per rule and dtype
+PLAN_BUDGET = 256                   # distinct instances (op/dtype/operand alternatives) per rule and dtype
+PLAN_SCAN = 2000                   # plans built per rule and dtype looking for them (past it the space counts as capped)
 RLIMIT = 10_000_000                # z3 resource units per feasibility query
 PROOF_RLIMIT = 20_000_000          # ... per refinement proof (64-bit division needs this much)
 MAX_QUERIES = 2400                 # z3 queries per rule, all dtypes together (most take milliseconds)

@@ -11,7 +11,8 @@ def _rand(rng:np.random.Generator, *shape, scale=1.0, dtype=dtypes.float32) -> T
          Tensor((rng.standard_normal(shape) * scale).astype(np.float32))
 
 def matmul(n=16, seed=0):
-  r = np.random.default_rng(seed); return _rand(r, n, n) @ _rand(r, n, n)
+  r = np.random.default_rng(seed)
+  return _rand(r, n, n) @ _rand(r, n, n)
 
 def matmul_half(n=64, seed=0):
   """A half matmul accumulated in float, the shape tensor cores take (MFMA on CDNA / gfx950, WMMA on RDNA, mma on NVIDIA).
@@ -23,25 +24,32 @@ def matmul_half(n=64, seed=0):
   return a.matmul(b, dtype=dtypes.float)
 
 def matmul_relu_sum(n=64, seed=0):
-  r = np.random.default_rng(seed); return (_rand(r, n, n) @ _rand(r, n, n)).relu().sum()
+  r = np.random.default_rng(seed)
+  return (_rand(r, n, n) @ _rand(r, n, n)).relu().sum()
 
 def conv2d(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 2, 3, 8, 8).conv2d(_rand(r, 4, 3, 3, 3, scale=0.3), padding=1, stride=1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 2, 3, 8, 8).conv2d(_rand(r, 4, 3, 3, 3, scale=0.3), padding=1, stride=1)
 
 def conv2d_strided(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 1, 2, 9, 9).conv2d(_rand(r, 3, 2, 3, 3, scale=0.3), stride=2, dilation=1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 1, 2, 9, 9).conv2d(_rand(r, 3, 2, 3, 3, scale=0.3), stride=2, dilation=1)
 
 def softmax(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 4, 33, scale=3).softmax(-1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 4, 33, scale=3).softmax(-1)
 
 def log_softmax(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 4, 17, scale=3).log_softmax(-1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 4, 17, scale=3).log_softmax(-1)
 
 def layernorm(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 6, 32).layernorm(axis=-1) * _rand(r, 32) + _rand(r, 32)
+  r = np.random.default_rng(seed)
+  return _rand(r, 6, 32).layernorm(axis=-1) * _rand(r, 32) + _rand(r, 32)
 
 def rmsnorm(seed=0):
-  r = np.random.default_rng(seed); x = _rand(r, 5, 48)
+  r = np.random.default_rng(seed)
+  x = _rand(r, 5, 48)
   return x * (x.square().mean(-1, keepdim=True) + 1e-6).rsqrt() * _rand(r, 48)
 
 def attention(seed=0):
@@ -56,13 +64,16 @@ def embedding(seed=0):
   return table[idx]
 
 def cumsum(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 3, 19).cumsum(axis=1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 3, 19).cumsum(axis=1)
 
 def argmax(seed=0):
-  r = np.random.default_rng(seed); return _rand(r, 7, 13).argmax(axis=1)
+  r = np.random.default_rng(seed)
+  return _rand(r, 7, 13).argmax(axis=1)
 
 def gelu_mlp(seed=0):
-  r = np.random.default_rng(seed); x = _rand(r, 4, 16)
+  r = np.random.default_rng(seed)
+  x = _rand(r, 4, 16)
   return (x @ _rand(r, 16, 32, scale=0.25)).gelu() @ _rand(r, 32, 8, scale=0.25)
 
 def llama_block(seed=0, backward=False):

@@ -94,7 +94,8 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
       t_tol = tol if tol is not None else tolerance_for(root, t.dtype)
       c = compare(r.value, fo, t.dtype, t_tol, r.undefined, r.ub_overflow)
       res.comparisons.append(c)
-      res.ub_lanes += c.ub_lanes; res.skipped_undefined += c.skipped_undefined
+      res.ub_lanes += c.ub_lanes
+      res.skipped_undefined += c.skipped_undefined
       if not c.ok and ok:
         ok = False
         res.reproducer = reproducer(name, root, interp, c, i)

@@ -103,7 +103,8 @@ class MemoryModel:
     if before is None: return
     dev = np.frombuffer(before, np.uint8)
     take = ~written[sl]
-    data[sl][take] = dev[take]; undef[sl][take] = False
+    data[sl][take] = dev[take]
+    undef[sl][take] = False
 
   def read(self, u:UOp) -> BufferState:
     data, undef, _, sl = self._region(u)
@@ -116,7 +117,8 @@ class MemoryModel:
     data, undef, written, sl = self._region(u)
     b = u.buffer
     data[sl] = np.frombuffer(to_bytes(st.value, b.dtype), np.uint8)
-    undef[sl] = np.repeat(st.undefined, b.dtype.itemsize); written[sl] = True
+    undef[sl] = np.repeat(st.undefined, b.dtype.itemsize)
+    written[sl] = True
 
 def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
   b = single_buffer(u)
@@ -243,7 +245,8 @@ def _check_per_kernel(build:Callable[[], Any], name:str, hcq2:bool, scheduler) -
     c_chain = compare(want, chained.value[:n], t.dtype, tol, undefined | chained.undefined[:n])
     fast_vals = from_bytes(bytes(u.buffer.as_memoryview()), u.dtype, (u.buffer.size,))[:n]
     c_fast = compare(want, fast_vals, t.dtype, tol, undefined)
-    res.chain_ok &= c_chain.ok; res.tensor_ok &= c_fast.ok
+    res.chain_ok &= c_chain.ok
+    res.tensor_ok &= c_fast.ok
     # lanes the tensor graph defines and the kernels' ASTs leave undefined (a rewrite made e.g. a WHERE a MAX, which is
     # order-dependent with a NaN): the chain skips them, so a wrong device value there is the scheduler's, not the runtime's
     introduced = chained.undefined[:n] & ~undefined

@@ -54,7 +54,8 @@ def row_of(name:str, device:str, build:Callable, hcq2:bool, scheduler:str|None) 
   return GraphRow(name, result, device, r.kernels, r.ref_s, r.fast_s, err, r.error, r.error or note, r.tensor_core_kernels, r.reproducer)
 
 def _emit(obj:dict) -> None:
-  sys.stdout.write(MARK + json.dumps(obj) + "\n"); sys.stdout.flush()
+  sys.stdout.write(MARK + json.dumps(obj) + "\n")
+  sys.stdout.flush()
 
 def worker(spec:dict) -> int:
   """the worker: open the device, then one report line per graph"""
@@ -175,13 +176,15 @@ def check_graphs(names:list[str], device:str, hcq2:bool, scheduler:str|None, gra
         d = msg["row"]
         r = GraphRow(**d)
         if r.result == "CRASH": r = _settle(r, scheduler, hcq2, graph_timeout)
-        rows.append(r); on_row(r)
+        rows.append(r)
+        on_row(r)
         todo.remove(r.graph)
         current = None
         if not todo:
           p.wait()
           return rows
-    rows.append(r := _settle(row, scheduler, hcq2, graph_timeout)); on_row(r)
+    rows.append(r := _settle(row, scheduler, hcq2, graph_timeout))
+    on_row(r)
     todo.remove(r.graph)
   return rows
 

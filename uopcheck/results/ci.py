@@ -11,7 +11,8 @@ class JUnitRenderer:
   name, suffix = "junit", "junit.xml"
   def render(self, result:Result) -> str:
     out = result.outcomes
-    count = lambda s: str(sum(o.status == s for o in out))
+    def count(s):
+      return str(sum(o.status == s for o in out))
     suites = ET.Element("testsuites", name="uopcheck")
     suite = ET.SubElement(suites, "testsuite", name=result.name, tests=str(len(out)), failures=count("fail"), errors=count("error"),
                           skipped=count("skip"))

@@ -6,7 +6,7 @@ import functools, importlib, os, pathlib, sys
 from collections import defaultdict
 
 MODULES = ["tinygrad.uop.symbolic", "tinygrad.uop.divandmod", "tinygrad.uop.weak", "tinygrad.schedule.rangeify", "tinygrad.schedule.indexing",
-           "tinygrad.codegen", "tinygrad.codegen.simplify", "tinygrad.codegen.late.devectorizer" , "tinygrad.codegen.late.expander",
+           "tinygrad.codegen", "tinygrad.codegen.simplify", "tinygrad.codegen.late.devectorizer", "tinygrad.codegen.late.expander",
            "tinygrad.codegen.decomp.op", "tinygrad.codegen.decomp.dtype", "tinygrad.codegen.late.linearizer", "tinygrad.codegen.opt.postrange"]
 
 def enable() -> None:

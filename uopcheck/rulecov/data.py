@@ -8,7 +8,8 @@ from uopcheck.atomic import atomic_write_json
 from uopcheck.rulecov.collect import hits
 
 def write_data(directory:str|os.PathLike, tests:dict[str, set[str]]|None=None) -> pathlib.Path:
-  d = pathlib.Path(directory); d.mkdir(parents=True, exist_ok=True)
+  d = pathlib.Path(directory)
+  d.mkdir(parents=True, exist_ok=True)
   return atomic_write_json(d / f"rulecov.{os.getpid()}.json", {"hits": hits(), "tests": {k: sorted(v) for k, v in (tests or {}).items()}}, None)
 
 def data_files(directory:str|os.PathLike) -> list[pathlib.Path]:
@@ -17,7 +18,8 @@ def data_files(directory:str|os.PathLike) -> list[pathlib.Path]:
 
 def combine(directory:str|os.PathLike) -> dict:
   """Merge every process's data file: hits add up, the tests that hit a rule are united."""
-  tot: dict[str, int] = defaultdict(int); tests: dict[str, set[str]] = defaultdict(set)
+  tot: dict[str, int] = defaultdict(int)
+  tests: dict[str, set[str]] = defaultdict(set)
   for f in data_files(directory):
     try: d = json.loads(f.read_text())
     except (OSError, ValueError) as e: raise ValueError(f"{f.name}: corrupt rule-coverage data file: {e}") from None

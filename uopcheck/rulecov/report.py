@@ -22,7 +22,8 @@ def report(data:dict, select:list[str]|None=None) -> dict:
   per: dict[str, dict] = {}
   for r in rs.values():
     m = per.setdefault(r["matcher"], {"rules": 0, "fired": 0})
-    m["rules"] += 1; m["fired"] += r["hits"] > 0
+    m["rules"] += 1
+    m["fired"] += r["hits"] > 0
   for m in per.values(): m["percent"] = round(100 * m["fired"] / m["rules"], 1) if m["rules"] else 0.0
   return {"matchers": per, "rules": rs, "never_fired": sorted(k for k, r in rs.items() if r["hits"] == 0)}
 
@@ -47,7 +48,8 @@ def write_html(rep:dict, out_dir:str|os.PathLike, command:str="") -> pathlib.Pat
   """An index page like coverage.py's (totals, sortable columns, the never-fired rules, the command and the time), and one
   page per tinygrad source file with each rule line annotated by its hit count."""
   base = _tinygrad_dir()
-  out = pathlib.Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+  out = pathlib.Path(out_dir)
+  out.mkdir(parents=True, exist_ok=True)
   by_file: dict[str, dict[int, dict]] = defaultdict(dict)
   for rid, r in rep["rules"].items(): by_file[r["file"]][r["line"]] = {**r, "id": rid}
   style = "<style>.hit{background:#c8f7c5} .miss{background:#f7c5c5}</style>"
