@@ -72,7 +72,7 @@ ATTRIBUTION = r"""
 import json
 from uopcheck.settings import apply_environment; apply_environment()
 from uopcheck.fuzz.graph_campaign import on_device
-from uopcheck.fuzz.graph import check_program, finalize, GraphVerdict
+from uopcheck.fuzz.graph import check_program, finalize, GraphVerdict, FailureKind
 x_minus_x = {"inputs": [{"shape": [1], "dtype": "float32", "seed": 0, "kind": "neginf", "device": "CPU"}],
              "steps": [["binary", "sub", 0, 0]], "outputs": [1]}
 subnormal = {"inputs": [{"shape": [8], "dtype": "float32", "seed": 3, "kind": "denormal", "device": "CPU"}],
@@ -83,7 +83,7 @@ with on_device("MOCK+AMD::gfx950"):
     v = check_program(desc)
     d = finalize(desc, v) if not v.ok else {}
     out[name] = {"ok": v.ok, "kind": d.get("kind"), "blame": d.get("blame", "")[:14]}
-  d = finalize(x_minus_x, GraphVerdict(False, "crash", "crash: RuntimeError: [emu] Failed to compile", emulator=True))
+  d = finalize(x_minus_x, GraphVerdict(False, FailureKind.CRASH, "crash: RuntimeError: [emu] Failed to compile", emulator=True))
   out["emulator_crash"] = [d["kind"], d["blame"][:8], d["summary"]]
 print(json.dumps(out))
 """

@@ -238,11 +238,11 @@ def test_graph_carry_is_validated_as_data():
 def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
   """one bug, one signature: an unread step beside x - x, and a TinyJit output that is contiguous() or pad() of an input,
   sign as the shipped findings do (they were filed as new by a stock campaign before)"""
-  from uopcheck.fuzz.graph import normalized, jit_cause, GraphVerdict
+  from uopcheck.fuzz.graph import normalized, jit_cause, GraphVerdict, FailureKind
   base = {"inputs": [{"shape": [5], "dtype": "float64", "seed": 1, "kind": "nan", "device": "CPU"}], "outputs": [2]}
   assert normalized({**base, "steps": [["unary", "neg", 0], ["binary", "sub", 0, 0]]}) == normalized({**base, "steps": [["binary", "sub", 0, 0]],
                                                                                                       "outputs": [1]})
-  v = GraphVerdict(False, "mismatch", output=0)
+  v = GraphVerdict(False, FailureKind.MISMATCH, output=0)
   for steps in ([["contiguous", 0]], [["reshape", 0, [5, 1]], ["pad", 1, [[0, 1], [0, 0]]]]):
     assert jit_cause({**base, "steps": steps, "outputs": [len(steps)], "jit": 3}, v) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 1]], "outputs": [2], "jit": 3}, v) != "jit:view-of-input"
@@ -253,7 +253,7 @@ def test_graph_signatures_see_through_dead_steps_and_no_op_movement():
   assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["cumsum", 1, 1]], "jit": 3}, v) == "jit:view-of-input"  # d6988d9881e5
   assert jit_cause({**base, "steps": [["reshape", 0, [5, 1]], ["cumsum", 1, 0]], "jit": 3}, v) != "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]},
-                   GraphVerdict(False, "mismatch", output=1)) == "jit:view-of-input"
+                   GraphVerdict(False, FailureKind.MISMATCH, output=1)) == "jit:view-of-input"
   assert jit_cause({**base, "steps": [["unary", "neg", 0], ["contiguous", 0]], "outputs": [1, 2], "jit": 4, "carry": [[0, 0]]}, v) == "jit:carried"
   # contiguous() over a flip copies (a kernel of its own): not a view of the input
   assert jit_cause({**base, "steps": [["flip", 0, [0]], ["contiguous", 1]], "jit": 3}, v) != "jit:view-of-input"
@@ -277,16 +277,16 @@ def test_graph_jit_outputs_are_realized_together_as_the_plain_run_does():
 def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
   """the shipped assign finding (flip view, int8) and a seed-5 campaign's case (reshape view, int32, another blame
   wording) are one bug: one signature, whatever the view, the dtype or the per-kernel triage's wording"""
-  from uopcheck.fuzz.graph import assign_cause, GraphVerdict, ASSIGN_CAUSE
+  from uopcheck.fuzz.graph import assign_cause, GraphVerdict, ASSIGN_CAUSE, FailureKind
   shipped = json.loads((FINDINGS / "graph-e25ae63c8ab9.json").read_text())
-  assert assign_cause(shipped["program"], GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE
+  assert assign_cause(shipped["program"], GraphVerdict(False, FailureKind.MISMATCH, output=1)) == ASSIGN_CAUSE
   campaign: dict[str, Any] = {"inputs": [{"shape": [2], "dtype": "int32", "seed": 111, "kind": "normal", "device": "CPU"}],
               "steps": [["const", "mod", 0, 16], ["reshape", 0, [2, 1]], ["reduce", "min", 2, [1], False], ["assign", 0, 1]],
               "outputs": [4, 2]}
-  assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=1)) == ASSIGN_CAUSE
-  assert assign_cause(campaign, GraphVerdict(False, "mismatch", output=0)) is None    # the assign itself is not a view
+  assert assign_cause(campaign, GraphVerdict(False, FailureKind.MISMATCH, output=1)) == ASSIGN_CAUSE
+  assert assign_cause(campaign, GraphVerdict(False, FailureKind.MISMATCH, output=0)) is None    # the assign itself is not a view
   no_assign = {**campaign, "steps": campaign["steps"][:3], "outputs": [2]}
-  assert assign_cause(no_assign, GraphVerdict(False, "mismatch", output=0)) is None
+  assert assign_cause(no_assign, GraphVerdict(False, FailureKind.MISMATCH, output=0)) is None
 
 def test_graph_a_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_path):
   from uopcheck.fuzz.graph_campaign import summarize, result, buckets, UNSHRUNK
@@ -326,3 +326,21 @@ def test_graph_an_unfinished_failure_of_a_stopped_campaign_is_resumed_by_the_nex
   assert rep["resumed"] == [f".pending-graph-{dead.pid}.json: still fails: signed and recorded"], rep["resumed"]
   assert "graph-700652cc1663.json" in rep["known"] and not (f / f".pending-graph-{dead.pid}.json").exists()
   assert (f / f".pending-graph-{os.getpid()}.json").exists() and (f / f".pending-graph-{dead2.pid}.json").exists()
+
+def test_a_spec_error_is_told_by_the_harness_not_by_the_message():
+  """the harness marks a SpecError that stopped the case; the verdict's kind reads that mark. It was read off the message
+  (``startswith("Ops.")``): a SpecError without a node prefix was filed as a mismatch, and a message that merely began with
+  "Ops." would have been a spec error"""
+  from tinygrad import Tensor
+  from uopcheck.check import harness
+  from uopcheck.check.harness import CaseResult
+  from uopcheck.fuzz.graph import _verdict, FailureKind
+  def refuse(_tensors):
+    raise SpecError("kernel E_4: the fast path's AST breaks the spec")
+  r = harness.check(lambda: Tensor([1.0, 2.0]) + 1, "refused by the spec", realize=refuse)
+  assert (r.failed_in, r.spec_error) == ("fast", True) and not r.error.startswith("Ops.")
+  assert _verdict(r).kind is FailureKind.SPEC_ERROR
+  mismatch = CaseResult("case", False, error="Ops.ADD lanes differ", failed_in="fast")
+  assert _verdict(mismatch).kind is FailureKind.MISMATCH
+  # the kinds stay the strings findings record and signatures hash
+  assert f"graph|{FailureKind.SPEC_ERROR}|" == "graph|spec-error|" and json.dumps(FailureKind.CRASH) == '"crash"'

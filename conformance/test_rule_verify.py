@@ -3,7 +3,7 @@ symbolic integers compute what Python computes, a sound rule is proved at every 
 numpy-confirmed counterexample (and found reachable), an ill-typed instance never counts, a rule that raises only where
 the original is undefined is not held against it, verdicts repeat exactly, and the pipeline finds what narrowing breaks."""
 from __future__ import annotations
-import math
+import json, math
 import z3
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
@@ -73,6 +73,10 @@ def test_sound_rule_is_proved_at_every_int_dtype():
   v = verify_rule(_rule("# x*1 -> x"))
   assert v.verdict == "proved", v
   assert {"weakint", "signed char", "int", "long", "unsigned char", "unsigned long"} <= set(v.dtypes)
+  # verdicts are typed (a misspelt one is a mypy error, not a silent new category), and the report keeps their words
+  from uopcheck.fuzz.rule_verify import Decision
+  assert isinstance(v.verdict, Decision) and all(isinstance(d, Decision) for d in v.dtypes.values())
+  assert json.loads(json.dumps(v.as_json()))["verdict"] == "proved"
 
 def test_wrong_rule_is_refuted_confirmed_and_reachable():
   v = verify_rule(_rule("# x//-1 -> -x"))

@@ -32,7 +32,7 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
 from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, plans
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Decision, plans
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import ORDERING_OPS
@@ -446,7 +446,7 @@ def wrong_rows(before, after, ub_is_undefined:bool) -> np.ndarray|None:
 
 @dataclass
 class BoundedVerdict:
-  verdict: str                 # bounded / refuted / unknown / n/a
+  verdict: Decision            # bounded / refuted / unknown / n/a
   instances: int = 0
   fired: int = 0
   complete: bool = True        # every instance of the bounded space was enumerated (PLAN_CAP not reached)
@@ -461,7 +461,7 @@ def check_instance(before:UOp, after:UOp) -> tuple[str, dict|None, str]:
     b, a = ev.with_every_buffer(ev.ev(before), before, after), ev.with_every_buffer(ev.ev(after), before, after)
     for reading, ub_undef in (("undefined", True), ("wrap", False)):
       w = wrong_rows(b, a, ub_undef)
-      if w is None: return "unknown", None, f"before is {type(b).__name__}, after {type(a).__name__}: not comparable"
+      if w is None: return Decision.UNKNOWN, None, f"before is {type(b).__name__}, after {type(a).__name__}: not comparable"
       w = w & feasible
       if w.any():
         r = int(np.argmax(w))
@@ -471,13 +471,13 @@ def check_instance(before:UOp, after:UOp) -> tuple[str, dict|None, str]:
         cex["zero_sign_only"] = _zero_sign_only(b, a, r)
         ok, why = confirm(before, after, {s: col[r] for s, col in rows.items()}, ub_undef)
         cex["confirmed"], cex["confirm"] = ok, why
-        if ok: return "refuted", cex, (f"wrong at {asg} under the {reading} reading: {cex['value_before']} -> {cex['value_after']}" +
+        if ok: return Decision.REFUTED, cex, (f"wrong at {asg} under the {reading} reading: {cex['value_before']} -> {cex['value_after']}" +
                                        (" (only the sign of a zero)" if cex["zero_sign_only"] else ""))
-        return "unknown", cex, f"unconfirmed: {why}"
-    return "bounded", None, ""
-  except Unsupported as e: return "unknown", None, f"uopcheck's bounded evaluator: {e}"
+        return Decision.UNKNOWN, cex, f"unconfirmed: {why}"
+    return Decision.BOUNDED, None, ""
+  except Unsupported as e: return Decision.UNKNOWN, None, f"uopcheck's bounded evaluator: {e}"
   except (IndexError, ValueError, TypeError, KeyError, AttributeError, OverflowError, SpecError) as e:   # uopcheck's own failure: never a verdict
-    return "unknown", None, f"uopcheck's bounded evaluator failed: {type(e).__name__}: {str(e)[:100]}"
+    return Decision.UNKNOWN, None, f"uopcheck's bounded evaluator failed: {type(e).__name__}: {str(e)[:100]}"
 
 def confirm(before:UOp, after:UOp, at:dict[UOp, object], ub_undef:bool) -> tuple[bool, str]:
   """the row again, alone: every free symbol replaced by its value as a constant, both sides evaluated on one row"""
@@ -529,7 +529,7 @@ def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict
   from uopcheck.spec.structural import verify
   out: dict[str, BoundedVerdict] = {}
   for dt in DTYPES:
-    v = BoundedVerdict("n/a")
+    v = BoundedVerdict(Decision.NA)
     shapes: set = set()
     def make(plan, dt=dt):
       b = BoundedBuilder(plan)
@@ -551,19 +551,19 @@ def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict
       v.instances += 1
       try: after = pm.rewrite(b.before, ctx={})
       except Exception as e:   # the rule raising on a well-typed instance
-        v.verdict, v.why = "unknown", f"the rule raised {type(e).__name__}: {str(e)[:80]} on {show_uop(b.before)[:80]}"
+        v.verdict, v.why = Decision.UNKNOWN, f"the rule raised {type(e).__name__}: {str(e)[:80]} on {show_uop(b.before)[:80]}"
         continue
       if not isinstance(after, UOp) or after is b.before: continue
       v.fired += 1
       verdict, cex, why = check_instance(b.before, after)
-      if verdict == "refuted":
-        v.verdict, v.counterexample, v.why = "refuted", cex, why
+      if verdict == Decision.REFUTED:
+        v.verdict, v.counterexample, v.why = Decision.REFUTED, cex, why
         break
-      if verdict == "unknown": v.verdict, v.why = "unknown", why
-      elif v.verdict == "n/a": v.verdict = "bounded"
-    v.complete = n < cap and v.verdict != "refuted"   # a refutation stops the enumeration: the space was not all run
-    if v.verdict == "bounded" and not v.complete: v.why = f"the first {cap} instances of the bounded space"
-    if v.fired or v.verdict != "n/a": out[dt.name] = v
+      if verdict == Decision.UNKNOWN: v.verdict, v.why = Decision.UNKNOWN, why
+      elif v.verdict == Decision.NA: v.verdict = Decision.BOUNDED
+    v.complete = n < cap and v.verdict != Decision.REFUTED   # a refutation stops the enumeration: the space was not all run
+    if v.verdict == Decision.BOUNDED and not v.complete: v.why = f"the first {cap} instances of the bounded space"
+    if v.fired or v.verdict != Decision.NA: out[dt.name] = v
   return out
 
 def no_value_semantics(rule:Rule) -> str|None:

@@ -35,7 +35,7 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher
 from tinygrad.dtype import DType, dtypes, ConstFloat, Invalid
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, capped_why
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, Decision, capped_why
 from uopcheck.fuzz.float_check import PROBES, probe_value, decide, confirm, numpy_decide, show
 from uopcheck.spec.z3float import CAST_INTS
 from uopcheck.spec.optable import FLOAT_OPS, BOOL_OPS
@@ -201,7 +201,7 @@ def template(after:UOp, free:dict[str, UOp]) -> tuple:
 
 @dataclass
 class FloatVerdict:
-  verdict: str                 # proved / refuted / liberty / bounded / unknown / n/a
+  verdict: Decision            # proved / refuted / liberty / bounded / unknown / n/a
   why: str = ""
   counterexample: dict|None = None
 
@@ -257,20 +257,20 @@ def _refutation(rule:Rule, dt:DType, plan:tuple, b:FloatBuilder, r:FloatRun, asg
     if lv == "refuted" and lasg is not None and not confirm(before, after, lasg).get("confirmed"): lv, lwhy = "unknown", "not confirmed"
     cex["liberty"] = {"states": lib[0], "assumes": lib[1], "verdict": lv, "why": lwhy,
                       "counterexample": {k: show(x) for k, x in lasg.items()} if lv == "refuted" and lasg else None}
-    if lv == "proved": return FloatVerdict("liberty", f"refuted under strict IEEE, sound where tinygrad says it may be wrong ({lib[1]})", cex)
-  return FloatVerdict("refuted", "confirmed by numpy" + (" (differs only in the sign of a zero)" if cex.get("zero_sign_only") else ""), cex)
+    if lv == "proved": return FloatVerdict(Decision.LIBERTY, f"refuted under strict IEEE, sound where tinygrad says it may be wrong ({lib[1]})", cex)
+  return FloatVerdict(Decision.REFUTED, "confirmed by numpy" + (" (differs only in the sign of a zero)" if cex.get("zero_sign_only") else ""), cex)
 
 def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> FloatVerdict:
   """every probe combination of one instance shape: abstracted and decided for all values where the rule only moved its
   constants, else each decided on its own"""
   b0, first = run_float_rule(rule, dt, plan, {})
-  if first.ill_typed or first.before is None: return FloatVerdict("n/a", "ill-typed")
+  if first.ill_typed or first.before is None: return FloatVerdict(Decision.NA, "ill-typed")
   names = sorted(b0.free)
   runs = [(b0, first)] if not names else [run_float_rule(rule, dt, plan, probes) for probes in _probe_sets(names, dt, rule.key)]
   fired = [(b, r) for b, r in runs if r.after is not None]
   if not fired:
     errs = [r.error for _, r in runs if r.error]
-    return FloatVerdict("unknown" if errs else "n/a", f"the rule raised: {errs[0]}" if errs else "the rule never fires")
+    return FloatVerdict(Decision.UNKNOWN if errs else Decision.NA, f"the rule raised: {errs[0]}" if errs else "the rule never fires")
   def distinct(r):
     return len({c.arg.bits for c in r.free.values()}) == len(r.free)
   abstract = bool(names) and len(fired) == len(runs) and not any(r.looked for _, r in runs) and \
@@ -279,7 +279,7 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
     b, r = next((b, r) for b, r in fired if distinct(r))
     assert r.before is not None and r.after is not None
     v, asg, classes, why = decide(r.before, r.after, rule.key, budget, symbolic=r.free)
-    if v == "proved": return FloatVerdict("proved", "constants abstracted: decided for all their values")
+    if v == "proved": return FloatVerdict(Decision.PROVED, "constants abstracted: decided for all their values")
     if v == "refuted" and asg is not None and (ref := _refutation(rule, dt, plan, b, r, asg, classes, True, budget)) is not None: return ref
   decided, why = 0, ""
   for b, r in fired:
@@ -290,9 +290,9 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
       why = "a refutation the numpy spec did not confirm"
     elif v == "proved": decided += 1
     else: why = why1 or v
-  if why: return FloatVerdict("unknown" if "budget" not in why else "bounded", why)
-  if names: return FloatVerdict("bounded", f"proved at {len(fired)} probe combinations of its constants (the rule's code reads them)")
-  return FloatVerdict("proved")
+  if why: return FloatVerdict(Decision.UNKNOWN if "budget" not in why else Decision.BOUNDED, why)
+  if names: return FloatVerdict(Decision.BOUNDED, f"proved at {len(fired)} probe combinations of its constants (the rule's code reads them)")
+  return FloatVerdict(Decision.PROVED)
 
 def verify_float_rule(rule:Rule, plan_budget:int=PLAN_BUDGET) -> dict[str, FloatVerdict]:
   """float dtype name -> the worst instance verdict of that dtype (instances without a node of the dtype don't count)"""
@@ -311,10 +311,11 @@ def verify_float_rule(rule:Rule, plan_budget:int=PLAN_BUDGET) -> dict[str, Float
     for plan, b in space:
       v = verify_float_instance(rule, dt, plan, budget)
       verdicts.append(v)
-      if v.verdict == "refuted": break
-    applicable = [v for v in verdicts if v.verdict != "n/a"]
+      if v.verdict == Decision.REFUTED: break
+    applicable = [v for v in verdicts if v.verdict != Decision.NA]
     if not applicable: continue
     worst = min(applicable, key=lambda v: ORDER[v.verdict])
-    out[dt.name] = FloatVerdict("bounded", capped_why(space)) if worst.verdict in ("proved", "liberty") and space.capped else worst
+    capped = worst.verdict in (Decision.PROVED, Decision.LIBERTY) and space.capped
+    out[dt.name] = FloatVerdict(Decision.BOUNDED, capped_why(space)) if capped else worst
   return out
 

@@ -5,7 +5,7 @@ that draws programs ``fuzz/graph_strategy.py``, the campaign that runs it ``fuzz
 (``"jit": n``) is checked call by call: each TinyJit call (run, capture, replays) against the reference on that call's
 inputs and Variable values."""
 from __future__ import annotations
-import dataclasses, functools, json, os, pathlib, re
+import dataclasses, enum, functools, json, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import write_or_stop, load_dir, digest
@@ -13,15 +13,26 @@ from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_inp
                                    bound_size, without_jit, ID_FIELDS, build_values)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
-__all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict",
+__all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict", "FailureKind",
            "check_program", "finalize", "write_finding", "load_graph_findings", "recheck"]
 
 # ** checking a program, signatures, findings **
 
+class FailureKind(enum.StrEnum):
+  """How a graph case failed: the first four are tinygrad's (a finding), ``INTERNAL`` is uopcheck's own (never one). The
+  values are what findings record (``"failure"``) and what signatures hash, unchanged from when they were plain strings."""
+  MISMATCH = "mismatch"          # the outputs differ from the reference
+  SPEC_ERROR = "spec-error"      # tinygrad's fast path built something the spec refuses (harness ``CaseResult.spec_error``)
+  CRASH = "crash"                # tinygrad raised on a valid program
+  HANG = "hang"                  # the case ran past its timeout (the worker was killed)
+  INTERNAL = "uopcheck-internal"
+
+GRAPH_FAILURES = (FailureKind.MISMATCH, FailureKind.SPEC_ERROR, FailureKind.CRASH, FailureKind.HANG)
+
 @dataclass
 class GraphVerdict:
   ok: bool
-  kind: str = ""           # mismatch | spec-error | crash | hang (tinygrad's) | uopcheck-internal (ours: never a tinygrad finding)
+  kind: FailureKind|None = None   # None when ok
   summary: str = ""
   output: int|None = None  # the first output that disagrees
   wrong: str = ""          # with a candidate: which scheduler disagrees with the reference (stock | candidate | both)
@@ -30,8 +41,8 @@ class GraphVerdict:
 
 def _verdict(r) -> GraphVerdict:
   if r.ok: return GraphVerdict(True)
-  if r.failed_in in ("reference", "build"): return GraphVerdict(False, "uopcheck-internal", f"{r.failed_in}: {r.error}"[:300])
-  kind = "spec-error" if r.error.startswith("Ops.") else "mismatch"
+  if r.failed_in in ("reference", "build"): return GraphVerdict(False, FailureKind.INTERNAL, f"{r.failed_in}: {r.error}"[:300])
+  kind = FailureKind.SPEC_ERROR if r.spec_error else FailureKind.MISMATCH
   bad = next((i for i, c in enumerate(r.comparisons) if not c.ok), None)
   return GraphVerdict(False, kind, r.error or r.line(), bad)
 
@@ -70,7 +81,7 @@ def _check_jit(desc:dict, scheduler) -> GraphVerdict:
     v = _verdict(harness.check(build, f"fuzz TinyJit call {c}", scheduler=scheduler, realize=realize))
     if not v.ok:
       call = ['run', 'capture'][c] if c < 2 else 'replay'
-      return v if v.kind == "uopcheck-internal" else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}", jit_call=c)
+      return v if v.kind is FailureKind.INTERNAL else dataclasses.replace(v, summary=f"TinyJit call {c} ({call}): {v.summary}", jit_call=c)
   return GraphVerdict(True)
 
 def _check_with(desc:dict, scheduler) -> GraphVerdict:
@@ -80,13 +91,14 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
     if desc.get("jit"): return _check_jit(desc, scheduler)
     return _verdict(harness.check(lambda: build_program(desc), "fuzz", scheduler=scheduler))
   except SpecError as e:   # uopcheck refused the program (malformed description): never a crash of tinygrad
-    return GraphVerdict(False, "uopcheck-internal", f"refused: {e}"[:300])
+    return GraphVerdict(False, FailureKind.INTERNAL, f"refused: {e}"[:300])
   except Exception as e:
     if type(e).__name__ == "JitError" and "didn't JIT anything" in str(e):  # nothing to capture: the program has no kernel
       return _check_with(without_jit(desc), scheduler)
     if type(e).__name__ == "JitError" and "args mismatch" in str(e) and desc.get("carry"):   # TinyJit refuses, by design, an input
-      return GraphVerdict(False, "uopcheck-internal", "carry fed TinyJit a view of its own output: not a program (generator)")  # whose view changed
-    return GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], emulator=_in_emulator(e))
+      return GraphVerdict(False, FailureKind.INTERNAL, "carry fed TinyJit a view of its own output: not a program (generator)")  # whose view changed
+    first = str(e).splitlines()[0] if str(e) else ""
+    return GraphVerdict(False, FailureKind.CRASH, f"crash: {type(e).__name__}: {first}"[:300], emulator=_in_emulator(e))
 
 def _in_emulator(e:BaseException) -> bool:
   """raised by tinygrad's mock GPU itself (a frame in test/mockgpu/, or its '[emu]' messages)"""
@@ -100,10 +112,10 @@ def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
   verdict names which of them is wrong."""
   stock = _check_with(desc, scheduler)
   if candidate is None: return stock
-  if stock.kind == "uopcheck-internal": return stock
+  if stock.kind is FailureKind.INTERNAL: return stock
   cand = _check_with(desc, candidate)
   if stock.ok and cand.ok: return stock
-  if cand.kind == "uopcheck-internal": return cand
+  if cand.kind is FailureKind.INTERNAL: return cand
   if stock.ok: return dataclasses.replace(cand, wrong="candidate", summary=f"candidate: {cand.summary}")
   if cand.ok: return dataclasses.replace(stock, wrong="stock", summary=f"stock rangeify: {stock.summary}")
   return dataclasses.replace(stock, wrong="both", summary=f"both schedulers: {stock.summary}")
@@ -210,16 +222,16 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   scheduler, blame, the disagreeing op, the normalized program), not of the run. ``blame`` given (e.g. past the time
   budget, or for a hang) skips the blame checks. A failure that passes its blame check *and* a whole re-check is ``flaky``:
   not confirmed, so never reported as tinygrad's bug (kept as ``flaky-*.json`` to look at)."""
-  if attribute and v.kind != "uopcheck-internal" and (emulated := _attribute_emulated(desc, v, scheduler, seed, candidate, kernels)) is not None:
+  if attribute and v.kind is not FailureKind.INTERNAL and (emulated := _attribute_emulated(desc, v, scheduler, seed, candidate, kernels)) is not None:
     return emulated
-  kind = "graph" if v.kind != "uopcheck-internal" else "uopcheck-internal"
-  if blame is None and v.kind == "crash" and scheduler is None and v.wrong != "candidate" and crashes_without_capture(desc) is False:
+  kind = "graph" if v.kind is not FailureKind.INTERNAL else "uopcheck-internal"
+  if blame is None and v.kind is FailureKind.CRASH and scheduler is None and v.wrong != "candidate" and crashes_without_capture(desc) is False:
     # stock tinygrad raised under uopcheck's capture but not on its own: the crash is ours until shown otherwise (a crash
     # that took a worker down comes with its blame and is never re-run here, in the campaign's own process)
     kind, v = "uopcheck-internal", dataclasses.replace(v, summary=f"raised only under uopcheck's capture (plain tinygrad realizes it): {v.summary}")
   if blame is None:
     blame = v.kind
-    if v.kind in ("mismatch", "spec-error"):
+    if v.kind in (FailureKind.MISMATCH, FailureKind.SPEC_ERROR):
       blame = _blame(desc, v, scheduler, candidate)
       if blame == FLAKY:
         if check_program(desc, scheduler, candidate).ok: kind = "flaky"
@@ -230,13 +242,13 @@ def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=Non
   # a crash is signed by its message with the numbers taken out (the same assert on other shapes is one bug)
   # a view of an assign's target read after the assign is signed by that cause alone, like a TinyJit cause
   is_jit = blame == JIT_BLAME
-  cause = jit_cause(desc, v) if is_jit else assign_cause(desc, v) if v.kind == "mismatch" else None
+  cause = jit_cause(desc, v) if is_jit else assign_cause(desc, v) if v.kind is FailureKind.MISMATCH else None
   what = re.sub(r"\(N(, N)*,?\)", "(N...)",
-                re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind == "crash" else cause or norm
+                re.sub(r"\d+", "N", v.summary.split(": ", 1)[-1]))[:80] if v.kind is FailureKind.CRASH else cause or norm
   # (the assign cause leaves the blame out too: whether the per-kernel triage says "scheduler" or, when every kernel and
   # the chain agree, "scheduler (each kernel agrees ...)" depends on the program around it, not on the bug)
   sig_blame = "" if cause == ASSIGN_CAUSE else blame
-  sig_op = op if v.kind != "crash" and cause is None else ""
+  sig_op = op if v.kind is not FailureKind.CRASH and cause is None else ""
   sig = digest(f"graph|{v.kind}|{'candidate|' if v.wrong == 'candidate' else ''}{sig_blame}|{sig_op}|{what}")
   d = {"kind": kind, "failure": v.kind, "signature": sig,
        "summary": v.summary, "blame": blame, "first_op": op, "normalized": norm, "seed": seed, "program": desc}
@@ -290,8 +302,6 @@ def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
     except (OSError, ValueError, KeyError, TypeError): pass
   return write_or_stop(out, d)
 
-GRAPH_FAILURES = ("mismatch", "spec-error", "crash", "hang")
-
 def _validate(d:dict) -> None:
   """The one schema check every reader of a graph finding runs first (campaign loads, pytest collection, promote, audit):
   a well-formed program whose every step builds (lazily, on shape-only inputs: read by an output or not), a known kind,
@@ -299,7 +309,7 @@ def _validate(d:dict) -> None:
   validate_program(d["program"])
   if not isinstance(d.get("signature"), str) or not re.fullmatch(r"[0-9a-f]{12}", d["signature"]): raise ValueError("missing or malformed signature")
   if d.get("kind") not in FILE_PREFIX: raise ValueError(f"unknown finding kind {str(d.get('kind'))[:40]!r}")
-  if d.get("failure") not in GRAPH_FAILURES + ("uopcheck-internal",): raise ValueError(f"unknown failure {str(d.get('failure'))[:40]!r}")
+  if d.get("failure") not in set(FailureKind): raise ValueError(f"unknown failure {str(d.get('failure'))[:40]!r}")
   from tinygrad import Tensor
   from uopcheck.fuzz.program import target_device
   shapes_only = [Tensor.empty(*i["shape"], dtype=DTYPES[i["dtype"]], device=target_device(i.get("device", "CPU"))) for i in d["program"]["inputs"]]
@@ -316,9 +326,10 @@ def recheck(d:dict) -> str|None:
   desc = d["program"]
   v = check_program(desc)
   if v.ok: return "passes on this tinygrad"
-  if v.kind == "uopcheck-internal": return f"uopcheck could not check it ({v.summary[:120]})"
+  if v.kind is FailureKind.INTERNAL: return f"uopcheck could not check it ({v.summary[:120]})"
   if v.kind != d["failure"]: return f"fails as a {v.kind}, the finding records a {d['failure']}"
-  if v.kind == "crash" and crashes_without_capture(desc) is False: return "raises only under uopcheck's capture (plain tinygrad realizes it)"
+  if v.kind is FailureKind.CRASH and crashes_without_capture(desc) is False:
+    return "raises only under uopcheck's capture (plain tinygrad realizes it)"
   again = finalize(desc, v, seed=d.get("seed"))
   if again["signature"] != d["signature"]: return f"signs as {again['signature']} on this tinygrad, the finding says {d['signature']}"
   return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
-from uopcheck.fuzz.graph import (GraphVerdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
+from uopcheck.fuzz.graph import (GraphVerdict, FailureKind, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
@@ -114,7 +114,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     try:
       with on_compiled(compiled): v = check_program(desc, scheduler=scheduler, candidate=candidate)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
-      v = GraphVerdict(False, "crash", f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
+      v = GraphVerdict(False, FailureKind.CRASH, f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
     stats.cases += 1
     if fired is not None:
       for r in fired.new(): events.put(("rule", r))
@@ -127,7 +127,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     desc, v = f.case
     late = time.perf_counter() > deadline
     # past the budget: save without the per-kernel blame (a crash's blame costs nothing: it is the crash)
-    d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind != "crash" else None)
+    d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind is not FailureKind.CRASH else None)
     if f.cut_short: d["shrink"] = UNSHRUNK
     _record(stats, d, known, findings_dir, events, sink)
     if publish is not None: publish({"pending": None})

@@ -86,9 +86,9 @@ class LostCaseCheck:
 
   def record(self, seed) -> dict:
     """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case"""
-    from uopcheck.fuzz.graph import GraphVerdict, finalize
+    from uopcheck.fuzz.graph import GraphVerdict, FailureKind, finalize
     out = self.outcome or {"reproduced": None, "detail": "not re-run"}
-    kind = out["reproduced"] or self.kind
+    kind = FailureKind(out["reproduced"] or self.kind)
     d = finalize(self.case["program"], GraphVerdict(False, kind, f"{self.why}; {out['detail']}"), seed=seed, blame=kind,
                  kernels=self.case.get("kernels"))
     if out["reproduced"] is None: d["kind"] = "external-fault"

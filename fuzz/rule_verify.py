@@ -23,7 +23,7 @@ Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (con
 (every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
 expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
 from __future__ import annotations
-import dataclasses, itertools, linecache, time
+import dataclasses, enum, itertools, linecache, time
 from dataclasses import dataclass, field
 import z3
 from tinygrad.uop import Ops, GroupOp
@@ -42,6 +42,15 @@ RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad
 from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 BUDGET_TEXT = f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule"
+class Decision(enum.StrEnum):
+  """What a verifier decided for one rule at one dtype (and, worst first, for the rule); the values are the report's words"""
+  REFUTED = "refuted"    # a counterexample, confirmed by the numpy spec
+  UNKNOWN = "unknown"    # z3 gave up, or no model
+  BOUNDED = "bounded"    # every path or instance checked held, but not all of them could be checked
+  LIBERTY = "liberty"    # refuted under strict IEEE, sound under tinygrad's stated liberty (float rules)
+  PROVED = "proved"      # every path, every value
+  NA = "n/a"             # no instance of the dtype fires it
+
 SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
 
 # ** the rules **
@@ -305,7 +314,7 @@ def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context
 
 @dataclass
 class InstanceVerdict:
-  verdict: str                          # proved / refuted / bounded / unknown / n/a
+  verdict: Decision                     # proved / refuted / bounded / unknown / n/a
   paths: int = 0
   fired: int = 0
   ill_typed: int = 0
@@ -338,7 +347,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
   """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
   queries = queries or Budget(MAX_QUERIES, RULE_RLIMIT)
   b0, first = run_rule(rule, dt, plan, {}, ctx)
-  todo, seen, out = [(first, b0)], set(), InstanceVerdict("n/a")
+  todo, seen, out = [(first, b0)], set(), InstanceVerdict(Decision.NA)
   undecided = False
   while todo:
     res, b = todo.pop(0)
@@ -355,8 +364,8 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
         out.pinned = True
       v = _verify_path(rule, dt, plan, res, b, ctx, queries)
       if v is not None:
-        if v.verdict == "refuted":
-          out.verdict, out.counterexample, out.readings, out.why = "refuted", v.counterexample, v.readings, v.why
+        if v.verdict == Decision.REFUTED:
+          out.verdict, out.counterexample, out.readings, out.why = Decision.REFUTED, v.counterexample, v.readings, v.why
           return out
         undecided, out.why = True, v.why
     # flip each decision in turn, keeping the ones before it (generational search), on one incremental solver
@@ -387,10 +396,10 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
           solver.pop()
       solver.add(taken)
   out.complete = not undecided and not out.pinned
-  if out.fired == 0: out.verdict, out.why = "n/a", out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
-  elif out.complete: out.verdict = "proved"
-  elif undecided and ("z3" in out.why or "model" in out.why or "raised" in out.why) and "budget" not in out.why: out.verdict = "unknown"
-  else: out.verdict, out.why = "bounded", out.why or "pinned constants (the rule's code needed plain numbers)"
+  if out.fired == 0: out.verdict, out.why = Decision.NA, out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
+  elif out.complete: out.verdict = Decision.PROVED
+  elif undecided and ("z3" in out.why or "model" in out.why or "raised" in out.why) and "budget" not in out.why: out.verdict = Decision.UNKNOWN
+  else: out.verdict, out.why = Decision.BOUNDED, out.why or "pinned constants (the rule's code needed plain numbers)"
   return out
 
 def _plain_shape(u:UOp|None) -> tuple:
@@ -459,20 +468,20 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   readings: dict[str, str] = {}
   why = ""
   for reading in (READINGS if _reading_matters(res.before, res.after) else READINGS[:1]):
-    if not queries.take(): return InstanceVerdict("bounded", why=f"z3 budget spent ({BUDGET_TEXT})")
+    if not queries.take(): return InstanceVerdict(Decision.BOUNDED, why=f"z3 budget spent ({BUDGET_TEXT})")
     try:
       v = encodings[0](reading)
       if isinstance(v, Unknown) and queries.take(): v = encodings[1](reading) or v
     except Exception as e:   # uopcheck's own model failing is never a verdict on the rule
-      return InstanceVerdict("unknown", readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
+      return InstanceVerdict(Decision.UNKNOWN, readings=readings, why=f"uopcheck's z3 model failed: {type(e).__name__}: {str(e)[:80]}")
     if isinstance(v, Proved): readings[reading.value] = "proved"
     elif isinstance(v, Refuted):
       cex = confirm_refutation(rule, dt, plan, v, reading, ctx)
-      if cex.get("confirmed"): return InstanceVerdict("refuted", readings={**readings, reading.value: "refuted"}, counterexample=cex,
+      if cex.get("confirmed"): return InstanceVerdict(Decision.REFUTED, readings={**readings, reading.value: "refuted"}, counterexample=cex,
                                                       why=f"{v.reason} under the {reading.value} reading")
       readings[reading.value], why = "unconfirmed", f"z3 refutation not confirmed: {cex.get('why')}"
     else: readings[reading.value], why = "unknown", f"z3: {v.why}" if "z3" not in v.why else v.why
-  return None if all(r == "proved" for r in readings.values()) else InstanceVerdict("unknown", readings=readings, why=why or "no z3 model")
+  return None if all(r == "proved" for r in readings.values()) else InstanceVerdict(Decision.UNKNOWN, readings=readings, why=why or "no z3 model")
 
 def _verify_path_as_ints(rule, dt, plan, res:PathResult, b:Builder, ctx, reading:OverflowReading, queries:Budget):
   """The bit-vector proof gave up (overflow of a product by a symbolic constant is hard to bit-blast): re-run the rule at
@@ -550,17 +559,17 @@ class RuleVerdict:
   rule: str
   matchers: tuple[str, ...]
   source: str
-  verdict: str                 # the worst over every dtype, integer and float
-  dtypes: dict[str, str]       # dtype name -> verdict, integer dtypes then float ones (fuzz/float_verify.py)
+  verdict: Decision            # the worst over every dtype, integer and float
+  dtypes: dict[str, Decision]     # dtype name -> verdict, integer dtypes then float ones (fuzz/float_verify.py)
   why: str
   seconds: float
   paths: int
   counterexample: dict|None = None
-  int_verdict: str = "n/a"     # the worst over the integer dtypes (weakint, the sized ints, bool)
-  float_verdict: str = "n/a"   # the worst over float16, bfloat16, float32, float64 under IEEE (``liberty``: see float_verify)
+  int_verdict: Decision = Decision.NA    # the worst over the integer dtypes (weakint, the sized ints, bool)
+  float_verdict: Decision = Decision.NA  # the worst over float16, bfloat16, float32, float64 under IEEE (``liberty``: see float_verify)
   float_counterexamples: dict = field(default_factory=dict)   # float dtype -> its confirmed counterexample (refuted, liberty)
   float_seconds: float = 0.0   # of ``seconds``: the float instances
-  bounded_verdict: str = "n/a" # rules neither verifier decides, model-checked up to ``bounded_verify.BOUND`` (fuzz/bounded_verify.py)
+  bounded_verdict: Decision = Decision.NA # rules neither verifier decides, model-checked up to ``bounded_verify.BOUND`` (fuzz/bounded_verify.py)
   bounded_dtypes: dict = field(default_factory=dict)          # main dtype -> its bounded verdict
   bounded_counterexample: dict|None = None
   bounded_complete: bool = False   # every instance of the bounded space was enumerated, at every dtype (else the first PLAN_CAP)
@@ -568,16 +577,17 @@ class RuleVerdict:
   no_value: str = ""           # why a rule left n/a has no value semantics to check
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
-ORDER = {"refuted": 0, "unknown": 1, "bounded": 2, "liberty": 3, "proved": 4, "n/a": 5}
+ORDER = {d: i for i, d in enumerate(Decision)}   # worst first
 def capped_why(space:Instances) -> str:
   return f"proved on the first {space.count} of its instance shapes; more exist (PLAN_BUDGET caps them)"
 
-def worst_of(verdicts) -> str: return min(verdicts, key=lambda v: ORDER[v], default="n/a")
+DECIDED = (Decision.PROVED, Decision.REFUTED, Decision.LIBERTY)   # a verdict for all inputs
+def worst_of(verdicts) -> Decision: return min(verdicts, key=lambda v: ORDER[v], default=Decision.NA)
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET, with_floats:bool=True) -> RuleVerdict:
   st = time.perf_counter()
   queries = Budget(MAX_QUERIES, RULE_RLIMIT)
-  per_dt: dict[str, str] = {}
+  per_dt: dict[str, Decision] = {}
   whys, paths, cex = [], 0, None
   for dt in MAIN_DTYPES:
     ctx = z3.Context()
@@ -595,14 +605,14 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
       v = explore(rule, dt, plan, ctx, path_budget, queries)
       paths += v.paths
       verdicts.append(v)
-      if v.verdict == "refuted": break
-    applicable = [v for v in verdicts if v.verdict != "n/a"]
+      if v.verdict == Decision.REFUTED: break
+    applicable = [v for v in verdicts if v.verdict != Decision.NA]
     if not applicable: continue
     worst = min(applicable, key=lambda v: ORDER[v.verdict])
-    if worst.verdict == "proved" and space.capped: worst = InstanceVerdict("bounded", why=capped_why(space))
+    if worst.verdict == Decision.PROVED and space.capped: worst = InstanceVerdict(Decision.BOUNDED, why=capped_why(space))
     per_dt[dt.name] = worst.verdict
-    if worst.verdict != "proved": whys.append(f"{dt.name}: {worst.why}")
-    if worst.verdict == "refuted" and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
+    if worst.verdict != Decision.PROVED: whys.append(f"{dt.name}: {worst.why}")
+    if worst.verdict == Decision.REFUTED and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
   int_verdict = worst_of(per_dt.values())
   from uopcheck.fuzz.float_verify import verify_float_rule   # it builds on this module's instances
   fst = time.perf_counter()
@@ -610,13 +620,13 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   float_seconds = round(time.perf_counter() - fst, 3)
   for name, fv in floats.items():
     per_dt[name] = fv.verdict
-    if fv.verdict not in ("proved", "liberty"): whys.append(f"{name}: {fv.why}")
+    if fv.verdict not in (Decision.PROVED, Decision.LIBERTY): whys.append(f"{name}: {fv.why}")
   float_verdict = worst_of(fv.verdict for fv in floats.values())
   verdict = worst_of(per_dt.values())
   fcex = {name: fv.counterexample for name, fv in floats.items() if fv.counterexample is not None}
   if cex is None and fcex: cex = {"dtype": next(iter(fcex)), **next(iter(fcex.values()))}
   out = RuleVerdict(rule.key, rule.matchers, rule.source, verdict, per_dt, "", 0.0, paths, cex, int_verdict, float_verdict, fcex, float_seconds)
-  if verdict == "n/a" and with_floats: _bounded(rule, out, whys)
+  if verdict == Decision.NA and with_floats: _bounded(rule, out, whys)
   out.why, out.seconds = "; ".join(whys)[:400], round(time.perf_counter() - st, 3)
   return out
 
@@ -634,15 +644,15 @@ def _bounded(rule:Rule, out:RuleVerdict, whys:list[str]) -> None:
   out.bounded_dtypes = {name: v.verdict for name, v in bv.items()}
   out.bounded_complete = all(v.complete for v in bv.values())
   out.bounded_verdict = out.verdict = worst_of(out.bounded_dtypes.values())
-  if out.verdict == "n/a":
+  if out.verdict == Decision.NA:
     out.no_value = f"no instance in the bounded space ({BOUND_LABEL}) fires it"
     whys.append(out.no_value)
     return
   whys.extend(f"{name}: {v.why}" for name, v in bv.items() if v.why)
-  if out.verdict == "bounded":
+  if out.verdict == Decision.BOUNDED:
     whys.append(f"bounded({BOUND_LABEL}): no counterexample in {sum(v.fired for v in bv.values())} fired instances")
   out.bounded_counterexample = next(({"dtype": n, **v.counterexample} for n, v in bv.items()
-                                     if v.verdict == "refuted" and v.counterexample), None)
+                                     if v.verdict == Decision.REFUTED and v.counterexample), None)
   if out.counterexample is None: out.counterexample = out.bounded_counterexample
 
 # ** the whole table **
@@ -687,7 +697,7 @@ def refutation_keys(v:RuleVerdict) -> dict[str, str]:
   """each refuted part of a rule's verdict (integer, float, bounded) -> its key on the known list (``fuzz/rules_known.json``):
   the rule's own key, ``float:`` or ``bounded:`` before it"""
   parts = (("integer", v.int_verdict, ""), ("float", v.float_verdict, FLOAT_KNOWN_PREFIX), ("bounded", v.bounded_verdict, BOUNDED_KNOWN_PREFIX))
-  return {part: prefix + v.rule for part, verdict, prefix in parts if verdict == "refuted"}
+  return {part: prefix + v.rule for part, verdict, prefix in parts if verdict == Decision.REFUTED}
 
 def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   """integer and float apart: per rule (its worst dtype) and per rule x dtype instantiation; a refutation not on the
@@ -695,15 +705,15 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
   from uopcheck.fuzz.float_verify import FLOAT_DTYPES
   known = known or {}
   fnames = {d.name for d in FLOAT_DTYPES}
-  integer = [v for v in verdicts if v.int_verdict != "n/a"]
-  floats = [v for v in verdicts if v.float_verdict != "n/a"]
+  integer = [v for v in verdicts if v.int_verdict != Decision.NA]
+  floats = [v for v in verdicts if v.float_verdict != Decision.NA]
   def count(vs, attr, k):
     return sum(1 for v in vs if getattr(v, attr) == k)
   def inst(fl):
-    return [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != "n/a"]
+    return [x for v in verdicts for d, x in v.dtypes.items() if (d in fnames) == fl and x != Decision.NA]
   int_inst, float_inst = inst(False), inst(True)
   def decided(xs):
-    return round(sum(1 for x in xs if x in ("proved", "refuted", "liberty")) / max(1, len(xs)), 4)
+    return round(sum(1 for x in xs if x in DECIDED) / max(1, len(xs)), 4)
   return {"rules": len(verdicts), "integer_rules": len(integer), "proved": count(integer, "int_verdict", "proved"),
           "refuted": count(integer, "int_verdict", "refuted"), "bounded": count(integer, "int_verdict", "bounded"),
           "unknown": count(integer, "int_verdict", "unknown"), "not_integer": len(verdicts) - len(integer),
@@ -711,11 +721,11 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
           "integer_instantiations": len(int_inst), "integer_instantiations_decided": decided(int_inst),
           "float_rules": len(floats),
           **{f"float_{k}": count(floats, "float_verdict", k) for k in ("proved", "refuted", "liberty", "bounded", "unknown")},
-          "float_decided_fraction": round(sum(1 for v in floats if v.float_verdict in ("proved", "refuted", "liberty")) / max(1, len(floats)), 4),
+          "float_decided_fraction": round(sum(1 for v in floats if v.float_verdict in DECIDED) / max(1, len(floats)), 4),
           "float_instantiations": len(float_inst), "float_instantiations_decided": decided(float_inst),
           **_bounded_summary(verdicts, known),
-          "no_verdict": [v.rule for v in verdicts if v.verdict == "n/a"],
-          "no_verdict_why": {v.rule: v.no_value or v.why for v in verdicts if v.verdict == "n/a"},
+          "no_verdict": [v.rule for v in verdicts if v.verdict == Decision.NA],
+          "no_verdict_why": {v.rule: v.no_value or v.why for v in verdicts if v.verdict == Decision.NA},
           "refuted_new": [k for v in verdicts for k in refutation_keys(v).values() if k not in known],
           "refuted_known": [k for v in verdicts for k in refutation_keys(v).values() if k in known],
           "seconds": round(sum(v.seconds for v in verdicts), 1), "float_seconds": round(sum(v.float_seconds for v in verdicts), 1),
@@ -724,8 +734,8 @@ def summary(verdicts:list[RuleVerdict], known:dict|None=None) -> dict:
 def _bounded_summary(verdicts:list[RuleVerdict], known:dict) -> dict:
   """the bounded model checking part: rules and rule x dtype instantiations, by verdict, and the bound itself"""
   from uopcheck.fuzz.bounded_verify import BOUND
-  rules = [v for v in verdicts if v.bounded_verdict != "n/a"]
-  inst = [x for v in rules for x in v.bounded_dtypes.values() if x != "n/a"]
+  rules = [v for v in verdicts if v.bounded_verdict != Decision.NA]
+  inst = [x for v in rules for x in v.bounded_dtypes.values() if x != Decision.NA]
   return {"bounded_rules": len(rules), "bound": BOUND,
           **{f"bounded_{k}": sum(1 for v in rules if v.bounded_verdict == k) for k in ("bounded", "refuted", "unknown")},
-          "bounded_instantiations": len(inst), "bounded_instantiations_checked": sum(1 for x in inst if x in ("bounded", "refuted"))}
+          "bounded_instantiations": len(inst), "bounded_instantiations_checked": sum(1 for x in inst if x in (Decision.BOUNDED, Decision.REFUTED))}

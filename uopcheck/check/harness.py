@@ -34,6 +34,7 @@ class CaseResult:
   ub_lanes: int = 0
   skipped_undefined: int = 0
   failed_in: str = ""      # "reference" when uopcheck's own reference refused or failed (never a tinygrad finding), "fast" otherwise
+  spec_error: bool = False   # a SpecError stopped the case (in the fast path: tinygrad built something the spec refuses)
   tensor_core_kernels: int = 0   # kernels whose program calls the device's matrix instructions (MFMA / WMMA / mma)
 
   def line(self) -> str:
@@ -103,5 +104,5 @@ def check(build:Callable[[], object], name:str="case", tol:Tolerance|None=None, 
     res.failed_in = "" if ok else "fast"
     if not ok: res.error = next(c.summary() for c in res.comparisons if not c.ok)
   except SpecError as e:
-    res.error = str(e)
+    res.error, res.spec_error = str(e), True
   return res
