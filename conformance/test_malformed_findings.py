@@ -4,9 +4,9 @@ the kind's one strict schema check), ``uopcheck findings promote`` and ``uopchec
 schema check except the forged audit case, which is well-formed and refused by the re-check; none promoted; no
 traceback; each file decided within seconds."""
 from __future__ import annotations
-import collections, time
+import collections, json, time
 from uopcheck.cli import main
-from uopcheck.fuzz.findings_io import read_finding, load_dir
+from uopcheck.fuzz.findings_io import read_finding, load_dir, SHIPPED_FINDINGS
 from uopcheck.fuzz import graph, symbolic
 from uopcheck.spec.errors import SpecError
 from conformance.malformed_findings import write_all
@@ -18,7 +18,7 @@ def test_malformed_findings_are_refused_by_every_reader(tmp_path, capsys):
   slowest = 0.0
   for path, kind, cls in made:
     st = time.perf_counter()
-    try: read_finding(path, graph._validate if kind == "graph" else symbolic._validate)
+    try: read_finding(path, graph.validate_finding if kind == "graph" else symbolic.validate_finding)
     except SpecError as e:
       assert "\n" not in str(e) and path.name in str(e), str(e)[:300]   # one line, naming the file
     else: accepted[(kind, cls)] += 1
@@ -28,7 +28,7 @@ def test_malformed_findings_are_refused_by_every_reader(tmp_path, capsys):
   assert slowest < 10, slowest
   # pytest collection and the campaigns read directories through load_dir: nothing malformed comes back
   for path, kind, cls in made[:: 50]:
-    found, problems = load_dir(path.parent, f"{kind}-*.json", graph._validate if kind == "graph" else symbolic._validate)
+    found, problems = load_dir(path.parent, f"{kind}-*.json", graph.validate_finding if kind == "graph" else symbolic.validate_finding)
     assert (found == [] and len(problems) == 1) or cls == "forged audit case", (cls, found, problems)
   # promote: every file refused in one line, nothing copied, exit 2; audit: every file reported, none confirmed, exit 3
   dest = tmp_path / "corpus"
@@ -46,6 +46,25 @@ def test_malformed_findings_are_refused_by_every_reader(tmp_path, capsys):
 def test_shipped_findings_pass_the_strict_check_and_re_derive_on_this_tinygrad():
   from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
   for kind, mod in (("graph", graph), ("symbolic", symbolic)):
-    found, problems = load_dir(SHIPPED_FINDINGS, f"{kind}-*.json", mod._validate)
+    found, problems = load_dir(SHIPPED_FINDINGS, f"{kind}-*.json", mod.validate_finding)
     assert found and not problems, problems
-  for p, d in load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic._validate)[0]: assert symbolic.audit(d) is None, p.name
+  for p, d in load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic.validate_finding)[0]: assert symbolic.audit(d) is None, p.name
+
+def test_the_store_keeps_the_smaller_finding_per_signature_for_both_fuzzers(tmp_path):
+  """one rule, written once (findings_io.save_smaller), for graph programs (steps) and symbolic expressions (nodes): a
+  larger finding with a stored signature is not kept, a smaller one replaces it, and a stored file that cannot be read
+  is replaced by the good one (before, each fuzzer wrote its own copy of the rule)"""
+  from uopcheck.fuzz.graph import write_finding
+  from uopcheck.fuzz.symbolic import save_finding
+  g = next(d for p, d in load_dir(SHIPPED_FINDINGS, "graph-*.json", graph.validate_finding)[0] if d["kind"] == "graph")
+  s = load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic.validate_finding)[0][0][1]
+  grow = {"graph": lambda d: {**d, "program": {**d["program"], "steps": d["program"]["steps"] * 2}},
+          "symbolic": lambda d: {**d, "expr": {**d["expr"], "nodes": d["expr"]["nodes"] * 2}}}
+  for kind, d, save in (("graph", g, write_finding), ("symbolic", s, save_finding)):
+    big = grow[kind](d)
+    path = save(big, tmp_path)
+    assert path is not None and path.name == f"{kind}-{d['signature']}.json"
+    assert save(grow[kind](big), tmp_path) is None                       # larger than the stored one: not kept
+    assert save(d, tmp_path) == path and json.loads(path.read_text()) == d   # smaller: replaces it
+    path.write_text("{ not json")
+    assert save(big, tmp_path) == path and json.loads(path.read_text()) == big   # an unreadable stored file is replaced

@@ -102,12 +102,12 @@ class _Collector:
     self.rejected.append(f"{what} from a worker was skipped: {type(e).__name__}: {e}"[:300])
 
   def finding(self, d:dict) -> None:
-    from uopcheck.fuzz.graph import write_finding, _validate, FILE_PREFIX
+    from uopcheck.fuzz.graph import write_finding, validate_finding, FILE_PREFIX
     from uopcheck.fuzz.graph_campaign import classify
     try:   # a message from the network is data: checked like a finding file before it is written
       if not isinstance(d, dict) or d.get("kind") not in FILE_PREFIX or not isinstance(d.get("signature"), str): raise ValueError("not a finding")
       if not d["signature"].isalnum(): raise ValueError(f"bad signature {d['signature']!r}")
-      _validate(d)
+      validate_finding(d)
     except (SpecError, ValueError, KeyError, TypeError) as e: return self._reject("a malformed finding", e)
     kind, key = classify(d, self.known)
     if kind != "known": write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it

@@ -80,6 +80,21 @@ def load_dir(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], N
     except SpecError as e: problems.append(str(e))
   return out, problems
 
+def save_smaller(out:pathlib.Path, d:dict, size:Callable[[dict], int]) -> pathlib.Path|None:
+  """The findings store's one rule for a signature met again: ``d`` is written to ``out`` (atomically) unless the finding
+  stored there is no larger by ``size`` (program steps, expression nodes); a stored file that cannot be read or sized is
+  replaced by the good one. None when nothing was written."""
+  def sizes(x:dict) -> None: size(x)   # what the store wrote is read back as valid if it can be sized
+  if out.exists():
+    try: old = read_finding(out, sizes)
+    except SpecError: old = None
+    if old is not None and size(old) <= size(d): return None
+  return write_or_stop(out, d)
+
+def signatures_in(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], None]) -> dict[str, str]:
+  """signature -> file name of every good finding matching ``pattern`` (the known ones, read from the shipped corpus)"""
+  return {d["signature"]: p.name for p, d in load_dir(directory, pattern, validate)[0] if d.get("signature")}
+
 REDIS_KEY_PREFIX = b"uopcheck-hypothesis:"
 
 def open_example_db(db_dir:str|None):

@@ -5,10 +5,10 @@ that draws programs ``fuzz/graph_strategy.py``, the campaign that runs it ``fuzz
 (``"jit": n``) is checked call by call: each TinyJit call (run, capture, replays) against the reference on that call's
 inputs and Variable values."""
 from __future__ import annotations
-import dataclasses, enum, functools, json, os, pathlib, re
+import dataclasses, enum, functools, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import write_or_stop, load_dir, digest
+from uopcheck.fuzz.findings_io import load_dir, digest, save_smaller
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
                                    bound_size, without_jit, ID_FIELDS, build_values)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
@@ -295,14 +295,11 @@ def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
   """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own
   failures go to ``internal-*.json``, unconfirmed ones to ``flaky-*.json`` and workers lost to something outside the case
   to ``external-*.json`` (fuzz/lost_case.py), apart from tinygrad's ``graph-*.json``."""
-  out = pathlib.Path(directory) / f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json"
-  if out.exists():
-    try:
-      if len(json.loads(out.read_text())["program"]["steps"]) <= len(d["program"]["steps"]): return None
-    except (OSError, ValueError, KeyError, TypeError): pass
-  return write_or_stop(out, d)
+  return save_smaller(pathlib.Path(directory) / f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json", d, program_size)
 
-def _validate(d:dict) -> None:
+def program_size(d:dict) -> int: return len(d["program"]["steps"])
+
+def validate_finding(d:dict) -> None:
   """The one schema check every reader of a graph finding runs first (campaign loads, pytest collection, promote, audit):
   a well-formed program whose every step builds (lazily, on shape-only inputs: read by an output or not), a known kind,
   failure and signature form. One line on failure. (Whether the record is what the program does is ``recheck``'s.)"""
@@ -336,5 +333,5 @@ def recheck(d:dict) -> str|None:
 
 def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good graph finding, one line per corrupt file skipped)."""
-  return load_dir(directory, pattern, _validate)
+  return load_dir(directory, pattern, validate_finding)
 

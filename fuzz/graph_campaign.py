@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
-from uopcheck.fuzz.graph import (GraphVerdict, FailureKind, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX)
+from uopcheck.fuzz.graph import (GraphVerdict, FailureKind, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX,
+                                 validate_finding)
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.atomic import remove_orphans
-from uopcheck.fuzz.findings_io import (write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
+from uopcheck.fuzz.findings_io import (signatures_in, write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
                                        EXIT_INTERNAL, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result, Outcome
 
@@ -52,7 +53,7 @@ def _broken_scheduler(function):
   return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
 
 def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
-  return {d["signature"]: p.name for p, d in load_graph_findings(directory)[0]}
+  return signatures_in(directory, "graph-*.json", validate_finding)
 
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"

@@ -16,7 +16,6 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import DType, dtypes
 from uopcheck.spec.z3model import check_rewrite, Proved, Refuted
 from uopcheck.spec.ints import OverflowReading
-from uopcheck.spec.errors import SpecError
 from uopcheck.spec import uop_json
 from uopcheck.spec.optable import SIZED_INTS
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
@@ -24,7 +23,7 @@ from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.progress import StatusLine
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.findings_io import (write_or_stop, FindingsUnwritable, load_dir, read_finding, digest, open_example_db,
+from uopcheck.fuzz.findings_io import (save_smaller, signatures_in, FindingsUnwritable, load_dir, digest, open_example_db,
                                        DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 
 SIZED = list(SIZED_INTS)   # every sized int, uint16 (the one C promotes to int in a product) included
@@ -185,12 +184,7 @@ def _size(d:dict) -> int: return len(d["expr"]["nodes"])
 def save_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
   """Write a finding atomically (temp file + rename) as ``symbolic-<signature>.json``; a finding already stored under that
   signature is replaced only by a smaller expression. None if not written."""
-  out = pathlib.Path(directory) / f"symbolic-{d['signature']}.json"
-  if out.exists():
-    try: old = read_finding(out, _validate)
-    except SpecError: old = None  # a corrupt file is replaced by a good one
-    if old is not None and _size(old) <= _size(d): return None
-  return write_or_stop(out, d)
+  return save_smaller(pathlib.Path(directory) / f"symbolic-{d['signature']}.json", d, _size)
 
 def load_expr(d:dict, key:str="expr", name:str="finding") -> UOp:
   """A finding's expression, parsed from data (never executed)."""
@@ -239,8 +233,7 @@ class CampaignStats:
             f"uopcheck-internal {len(self.internal)}")
 
 def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
-  found, _ = load_findings(directory)
-  return {d["signature"]: p.name for p, d in found if d.get("signature")}
+  return signatures_in(directory, "symbolic-*.json", validate_finding)
 
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
@@ -385,7 +378,7 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
 
 BIG = 1 << 65    # every constant, bound and assigned value of a finding lies within +-2**65 (int64's min to uint64's max fit)
 
-def _validate(d:dict) -> None:
+def validate_finding(d:dict) -> None:
   """The one schema check every reader of a symbolic finding runs first (campaign loads, pytest collection, promote,
   audit): the fields and their types, integer expressions that parse, every constant, bound and assigned value within
   +-2**65 and every constant shift count below 128 (a shift by 2**64 would have uopcheck compute 2**(2**64)), each
@@ -439,7 +432,7 @@ def recheck(d:dict) -> str|None:
 
 def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
-  return load_dir(directory, "symbolic-*.json", _validate)
+  return load_dir(directory, "symbolic-*.json", validate_finding)
 
 def python_value(u:UOp, assignment:dict[str, int]):
   """``u`` at one assignment by tinygrad's own scalar semantics (``exec_alu``: ``python_alu`` + ``truncate``) -- a third,

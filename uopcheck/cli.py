@@ -154,10 +154,10 @@ def _finding_check(f:pathlib.Path):
   """(the finding read through its kind's one strict schema check, its re-check) for a finding file; SpecError if neither"""
   from uopcheck.fuzz.findings_io import read_finding
   from uopcheck.spec import SpecError
-  if f.name.startswith("symbolic-"): from uopcheck.fuzz.symbolic import _validate, audit as recheck
-  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import _validate, recheck
+  if f.name.startswith("symbolic-"): from uopcheck.fuzz.symbolic import validate_finding, audit as recheck
+  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import validate_finding, recheck
   else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
-  d = read_finding(f, _validate)
+  d = read_finding(f, validate_finding)
   if f.name != f"{f.name.split('-')[0]}-{d['signature']}.json":
     raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
   return d, recheck
