@@ -62,37 +62,14 @@ class ProbeFloat(ConstFloat):
     return ConstFloat.__eq__(self, other)
   def __ne__(self, other): return not self.__eq__(other)
   def __hash__(self): return ConstFloat.__hash__(self)
-  def __bool__(self):
-    self._look()
-    return float.__bool__(self)
-  def __float__(self):
-    self._look()
-    return float.__float__(self)
-  def __int__(self):
-    self._look()
-    return float.__int__(self)
-  def __trunc__(self):
-    self._look()
-    return float.__trunc__(self)
-  def __round__(self, *a):
-    self._look()
-    return float.__round__(self, *a)
-  def __abs__(self):
-    self._look()
-    return float.__abs__(self)
-  def __neg__(self):
-    self._look()
-    return float.__neg__(self)
-  def is_integer(self):
-    self._look()
-    return float.is_integer(self)
 
 def _looking(name):
   def f(self, *a):
     self._look()
     return getattr(float, name)(self, *a)
   return f
-for _n in ("__lt__", "__le__", "__gt__", "__ge__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+for _n in ("__bool__", "__float__", "__int__", "__trunc__", "__round__", "__abs__", "__neg__", "is_integer",
+           "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
            "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__divmod__"):
   setattr(ProbeFloat, _n, _looking(_n))
 
