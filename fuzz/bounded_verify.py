@@ -25,6 +25,7 @@ Verdicts per (rule, dtype): ``bounded`` (every instance up to the bound, every v
 fires). Rules whose every root is AFTER/END/GROUP/SINK order or group effects and have no value semantics: ``n/a`` with
 that reason (``spec.optable.ORDERING_OPS``: the op table's ``orders_only``)."""
 from __future__ import annotations
+from typing import Any
 import itertools
 from dataclasses import dataclass, field
 import numpy as np
@@ -74,7 +75,7 @@ class BoundedBuilder(Builder):
 
   def dtype_choices(self) -> list[DType]: return [self.main, *DTYPES, dtypes.bool, dtypes.int64, dtypes.weakfloat]
 
-  def enter(self, p:UPat, dt:DType, depth:int):
+  def enter(self, p:UPat, dt:DType, depth:int) -> tuple[UOp|None, DType]:
     main = getattr(self, "main", None)   # the integer walk enters the root again: the instance's dtype stays the first
     out = super().enter(p, dt, depth)
     if main is not None: self.main = main
@@ -115,7 +116,7 @@ class BoundedBuilder(Builder):
     return {"v*2+w": lambda: v*2+w, "(v//2)*2+v%2": lambda: (v//2)*2+v % 2, "v%2": lambda: v % 2, "v*2": lambda: v*2,
             "v+w": lambda: v+w}[shape]()
 
-  def const(self, dt:DType, arg=None) -> UOp:
+  def const(self, dt:DType, arg:Any=None) -> UOp:
     if arg is Invalid: return UOp.const(Invalid)
     if isinstance(arg, bool): return UOp.const(arg, dtypes.bool)   # ``.ne(True)``: a bool whatever the context
     if arg is not None and not isinstance(arg, tuple): return UOp.const(arg, dt)
@@ -262,12 +263,12 @@ class Evaluator:
     v = np.broadcast_to(base.astype(np_dtype(buf.dtype)), (self.n, BUF_LEN)).copy()
     return v, np.zeros((self.n, BUF_LEN), bool)
 
-  def lane(self, value, undefined=False, invalid=False, ub=False) -> Lane:
+  def lane(self, value:Any, undefined:Any=False, invalid:Any=False, ub:Any=False) -> Lane:
     def rows(x):
       return np.broadcast_to(np.asarray(x), (self.n,)).copy()
     return Lane(rows(value), rows(undefined), rows(invalid), rows(ub))
 
-  def ev(self, u:UOp, bind:tuple=()):
+  def ev(self, u:UOp, bind:tuple=()) -> Any:
     key = (u, bind)
     if key in self.memo: return self.memo[key]
     out = self._ev(u, bind)
@@ -382,7 +383,7 @@ class Evaluator:
     undef[bad] = True
     return Memory({buf.arg.slot: (vals, undef)})
 
-  def with_every_buffer(self, x, *us:UOp):
+  def with_every_buffer(self, x:Any, *us:UOp) -> Any:
     """a store the rewrite removed leaves its buffer as it was: every buffer of either side is in the memory compared"""
     if not isinstance(x, Memory): return x
     bufs = {b.arg.slot: b for u in us for b in u.toposort() if b.op is Ops.PARAM and b.arg.addrspace is AddrSpace.GLOBAL}
@@ -413,7 +414,7 @@ def rows_of(us:list[UOp]) -> tuple[dict[UOp, np.ndarray], int, np.ndarray]:
 
 # ** refinement **
 
-def wrong_rows(before, after, ub_is_undefined:bool) -> np.ndarray|None:
+def wrong_rows(before:Any, after:Any, ub_is_undefined:bool) -> np.ndarray|None:
   """rows where ``after`` does not refine ``before`` (None: the two are not comparable)"""
   if isinstance(before, tuple) or isinstance(after, tuple):
     # a scalar or a 1-wide STACK stands for its broadcast (tinygrad's own rules read it so: symbolic.py:75, 443)

@@ -17,7 +17,7 @@ Fuzzers are registered by name in ``FUZZERS`` (the CLI's ``uopcheck fuzz NAME`` 
 from __future__ import annotations
 import pathlib, time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Iterator
 from uopcheck.fuzz.findings_io import write_or_stop
 from uopcheck.settings import campaign_shrink_budget, SHRINK_RESERVE_FRACTION, SHRINK_RESERVE_MAX_S
 
@@ -31,7 +31,7 @@ class FoundBug(Exception):
 class StopCampaign(Exception):
   """Raised inside a campaign's hypothesis property once the time budget is spent."""
 
-def run_rounds(rounds, deadline:float, start_round:Callable[[], None], finish_round:Callable[[], None], one_round:bool=False) -> None:
+def run_rounds(rounds:Iterator, deadline:float, start_round:Callable[[], None], finish_round:Callable[[], None], one_round:bool=False) -> None:
   """Run hypothesis rounds until ``deadline`` (perf_counter): a round that found a bug ends after hypothesis shrank it, then
   ``finish_round`` saves the minimal case and the next round starts with the next seed."""
   from hypothesis.errors import Flaky, FlakyFailure  # a shrink cut short by the budget reads as flaky: the finding is kept already
@@ -44,7 +44,7 @@ def run_rounds(rounds, deadline:float, start_round:Callable[[], None], finish_ro
     finally: finish_round()
     if one_round: break
 
-def campaign_rounds(check_one:Callable, strategy, db, max_examples:int|None, seed_of:Callable[[int], int]|None):
+def campaign_rounds(check_one:Callable, strategy:Any, db:Any, max_examples:int|None, seed_of:Callable[[int], int]|None) -> Iterator:
   """Hypothesis test functions for a campaign's rounds: round 0 replays the example database (resuming the last
   campaign); later rounds only generate and shrink, or a stored failure would be re-found forever. Yields one runnable
   per round, seeded by ``seed_of(round)`` when a seed is given."""
@@ -85,7 +85,7 @@ class Campaign:
     # no new case is started in the last part of the budget: a failure found late still has time to shrink and be signed
     self.explore_until = deadline - shrink_reserve(deadline - time.perf_counter())
 
-  def check_one(self, case) -> None:
+  def check_one(self, case:Any) -> None:
     if self.shrinking is not None:
       self.shrinking += 1
       if self.shrinking > self.shrink_budget: return

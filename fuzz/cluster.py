@@ -24,6 +24,7 @@ boundary (README, "Threat model").
 hypothesis' example database is shared through Redis with ``--db redis://HOST:6379/0`` (or a directory on a shared
 filesystem). Every worker must be able to import uopcheck, tinygrad and the ``--scheduler`` module (same environment)."""
 from __future__ import annotations
+from typing import Any
 import json, time, uuid
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.findings_io import DEFAULT_FINDINGS
@@ -155,7 +156,7 @@ class _Collector:
       else: raise ValueError(f"unknown message {sorted(keys)[:5]}")
     except (ValueError, TypeError, RecursionError) as e: self._reject("a malformed message", e)
 
-def local_cluster(workers:int):
+def local_cluster(workers:int) -> tuple[Any, Any]:
   """an embedded LocalCluster of ``workers`` processes that only holders of this run's certificate can reach: TLS with a
   certificate made for the run (Dask's ``Security.temporary()``), the scheduler on loopback; returns (cluster, client)"""
   import distributed
@@ -168,7 +169,7 @@ def local_cluster(workers:int):
     cluster.close()
     raise
 
-def remote_client(address:str):
+def remote_client(address:str) -> Any:
   """a Client of a running scheduler; only over TLS (tls://), with the certificates of Dask's configuration
   (distributed.comm.tls.*, see README): anyone who reaches a plain tcp:// scheduler can run code in it and its workers"""
   import distributed

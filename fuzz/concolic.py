@@ -15,6 +15,7 @@ The one place tinygrad itself would drop the symbol is ``DType.const`` (it calls
 ``keep_symbols()`` lets a SymInt through there unchanged for int dtypes (the value is the same mathematical integer) and
 restores tinygrad's method on exit. Nothing else in tinygrad is touched."""
 from __future__ import annotations
+from typing import Iterator
 import contextlib, threading
 from dataclasses import dataclass, field
 import z3
@@ -42,7 +43,7 @@ _state = threading.local()
 def current() -> Recorder|None: return getattr(_state, "rec", None)
 
 @contextlib.contextmanager
-def recording(rec:Recorder):
+def recording(rec:Recorder) -> Iterator[Recorder]:
   prev, _state.rec = current(), rec
   try: yield rec
   finally: _state.rec = prev
@@ -203,7 +204,7 @@ class SymInt(int):
   def __floor__(self): return self
   def __ceil__(self): return self
   def __round__(self, n=None): return self if n is None else round(self.pin(), n)
-  def bit_length(self): return self.pin().bit_length()
+  def bit_length(self) -> int: return self.pin().bit_length()
   def __format__(self, spec): return format(self.pin(), spec)
   def __repr__(self): return f"Sym({int.__repr__(_c(self))})"
   __str__ = __repr__
@@ -213,14 +214,14 @@ def _add_ok(a, b): return z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnder
 def _sub_ok(a, b): return z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True))
 def _mul_ok(a, b): return z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b))
 
-def value_of(model:z3.ModelRef, term) -> int:
+def value_of(model:z3.ModelRef, term:z3.ExprRef) -> int:
   """a symbol's value in a z3 model (bit-vectors read as signed, like a weakint)"""
   from uopcheck.spec.z3model import _signed_value
   from tinygrad.dtype import dtypes
   return _signed_value(model, term, dtypes.weakint)
 
 @contextlib.contextmanager
-def keep_symbols():
+def keep_symbols() -> Iterator[None]:
   """Let SymInts through ``DType.const`` for int dtypes (tinygrad would call ``int()`` there, dropping the term: the
   mathematical value is the same). Restores tinygrad's method on exit."""
   from tinygrad.dtype import DType, dtypes

@@ -4,6 +4,7 @@ Each variable is one numpy axis; the expression is evaluated once over the whole
 (``ref.elementwise``), so "before == after wherever before is defined" can be checked for every assignment --
 a proof for those bounds, and the fast pre-check before z3."""
 from __future__ import annotations
+from typing import Any
 import numpy as np
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
@@ -59,7 +60,7 @@ def evaluate_grid(us:list[UOp], names:list[str], bounds:dict[str, tuple[int, int
     else: raise TooLarge(f"{u.op} has no exhaustive evaluator")
   return [vals[u] for u in us]
 
-def exhaustive_check(before:UOp, after:UOp, limit:int=1 << 14, ub_is_undefined:bool=True):
+def exhaustive_check(before:UOp, after:UOp, limit:int=1 << 14, ub_is_undefined:bool=True) -> tuple[bool, dict|None, Any, Any]|None:
   """None when the domain is too large; else (ok, first counterexample assignment or None, before value, after value)."""
   b = variables(before, after)
   size = 1

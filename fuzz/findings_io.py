@@ -7,7 +7,7 @@ the reviewed corpus the suite replays is ``SHIPPED_FINDINGS``; a finding moves t
 promote``. A finding whose signature is in the shipped corpus is *known*, not new."""
 from __future__ import annotations
 import hashlib, json, os, pathlib, re, tempfile
-from typing import Callable
+from typing import Any, Callable
 from uopcheck.spec.errors import SpecError
 from uopcheck.atomic import atomic_write_json  # noqa: F401  (the fuzzers write findings through it)
 
@@ -25,7 +25,7 @@ class FindingsUnwritable(BaseException):
   """the findings directory cannot be written (full disk, read-only, gone): the campaign stops at once, exit 3. A
   BaseException, as hypothesis takes any Exception raised in a case for that case failing, and would shrink it."""
 
-def write_or_stop(path:str|os.PathLike, obj) -> pathlib.Path:
+def write_or_stop(path:str|os.PathLike, obj:Any) -> pathlib.Path:
   """a campaign's file in its findings directory (pending failure, running case, finding), or FindingsUnwritable"""
   try: return atomic_write_json(path, obj)
   except OSError as e: raise FindingsUnwritable(f"cannot write {path}: {e.strerror or e}") from None
@@ -97,7 +97,7 @@ def signatures_in(directory:str|os.PathLike, pattern:str, validate:Callable[[dic
 
 REDIS_KEY_PREFIX = b"uopcheck-hypothesis:"
 
-def open_example_db(db_dir:str|None):
+def open_example_db(db_dir:str|None) -> Any:
   """hypothesis' example database: a ``redis://host:port[/n]`` URL is a RedisExampleDatabase every worker of a cluster
   shares (HypoFuzz's way), anything else a DirectoryBasedExampleDatabase at that path (a shared filesystem shares it too);
   None: no database. An unusable path or an unreachable Redis is a one-line SpecError."""

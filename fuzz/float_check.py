@@ -8,6 +8,7 @@ all values within a resource limit. A transcendental op (EXP2, LOG2, SIN, POW) h
 compared under the spec's tolerance, its NaN/inf classes exactly. ``confirm`` re-evaluates any counterexample with numpy
 before it counts."""
 from __future__ import annotations
+from typing import Any
 from dataclasses import dataclass, field
 import numpy as np
 import z3
@@ -21,7 +22,7 @@ from uopcheck.settings import FLOAT_PROOF_RLIMIT
 
 PROBES = ("nan", "inf", "-inf", 0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -2.5, "max", "tiny")
 
-def probe_value(p, dt:DType) -> float:
+def probe_value(p:str|float, dt:DType) -> float:
   """a probe (a number, or a named special value) as a value of ``dt`` (rounded into it)"""
   from uopcheck.spec.numpy_dtypes import round_to, max_finite
   if p == "max": v = max_finite(dt) or 0.0
@@ -31,7 +32,7 @@ def probe_value(p, dt:DType) -> float:
 
 # ** numpy confirmation **
 
-def evaluate(us:list[UOp], values:dict[str, np.ndarray], symbolic:dict[str, UOp]|None=None):
+def evaluate(us:list[UOp], values:dict[str, np.ndarray], symbolic:dict[str, UOp]|None=None) -> list[Any]:
   """``Lanes`` of each of ``us`` with every leaf (a variable by name, or a free constant in ``symbolic``) at its array of
   values (the arrays broadcast together), by the numpy spec: the reference's own evaluator (``ref.elementwise``)"""
   from uopcheck.spec.alu import Lanes
@@ -58,7 +59,7 @@ def transcendental(*us:UOp) -> int:
   """how many ops without an exact IEEE value (EXP2, LOG2, SIN, POW: the spec gives them a tolerance) the graphs hold"""
   return sum(1 for u in us for x in u.toposort() if x.op in OP_TABLE and OP_TABLE[x.op].tolerance == "transcendental")
 
-def same_datum(a, b) -> np.ndarray:
+def same_datum(a:Any, b:Any) -> np.ndarray:
   """lane by lane, the same datum by the numpy spec: equal values, every NaN one datum, +0 and -0 two (ints: equal)"""
   a, b = np.asarray(a), np.asarray(b)
   if a.dtype.kind != "f" and b.dtype.kind != "f": return a.astype(object) == b.astype(object)
@@ -66,7 +67,7 @@ def same_datum(a, b) -> np.ndarray:
     a, b = a.astype(np.float64), b.astype(np.float64)
     return (np.isnan(a) & np.isnan(b)) | ((a == b) & (np.signbit(a) == np.signbit(b)))
 
-def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic=None) -> np.ndarray:
+def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic:dict[str, UOp]|None=None) -> np.ndarray:
   """where the rewrite is wrong by the numpy spec: before defined, and after undefined or another datum (NaN is one
   datum, +0 and -0 are two)"""
   bl, al = evaluate([before, after], values, symbolic)
@@ -79,7 +80,7 @@ def mismatches(before:UOp, after:UOp, values:dict[str, np.ndarray], symbolic=Non
   else: same = bv == av
   return ~np.broadcast_to(bl.undefined, shape) & (np.broadcast_to(al.undefined, shape) | ~same)
 
-def evaluate_at(us:list[UOp], asg:dict[str, object]):
+def evaluate_at(us:list[UOp], asg:dict[str, object]) -> list[Any]:
   """(value, undefined) of each of ``us`` with every leaf at one value"""
   return [(l.value.reshape(-1)[0].item(), bool(l.undefined.reshape(-1)[0])) for l in evaluate(us, {k: np.array(v) for k, v in asg.items()})]
 
@@ -140,7 +141,7 @@ class NumpyVerdict:
   classes: list[str] = field(default_factory=list)   # the classes of float input seen failing
   why: str = ""
 
-def numpy_decide(before:UOp, after:UOp, seed:str, symbolic=None, exclude:dict[str, set[str]]|None=None) -> NumpyVerdict:
+def numpy_decide(before:UOp, after:UOp, seed:str, symbolic:dict[str, UOp]|None=None, exclude:dict[str, set[str]]|None=None) -> NumpyVerdict:
   """refuted (with an assignment) when the numpy spec finds the rewrite wrong at a searched value; proved when every value
   was tried (one 16-bit float variable, with any bools); else open. ``exclude``: leaf -> classes it may not take (a
   liberty's assumption)."""
@@ -173,13 +174,14 @@ def numpy_decide(before:UOp, after:UOp, seed:str, symbolic=None, exclude:dict[st
   seen = [k for k in CLASSES if any((bad & cls[n][k]).any() for n in floats)]
   return NumpyVerdict("refuted", asg, seen)
 
-def show(v) -> object:
+def show(v:Any) -> object:
   return repr(float(v)) if isinstance(v, float) else v
 
 def _z3_excluding(ex:dict[str, set[str]]):
   return lambda m: z3.And(*[z3.Not(CLASSES[k](m.vars[n][0], ctx=m.ctx)) for n, ks in ex.items() if n in m.vars for k in sorted(ks)])
 
-def decide(before:UOp, after:UOp, seed:str, budget:list[int], symbolic=None, exclude=None) -> tuple[str, dict|None, list[str], str]:
+def decide(before:UOp, after:UOp, seed:str, budget:list[int], symbolic:dict[str, UOp]|None=None,
+           exclude:dict[str, set[str]]|None=None) -> tuple[str, dict|None, list[str], str]:
   """(verdict, assignment, classes seen failing, why): the numpy search first (it refutes in milliseconds, and proves a
   one-variable 16-bit instance outright), then z3 for all values within the rule's budget"""
   nv = numpy_decide(before, after, seed, symbolic, exclude)

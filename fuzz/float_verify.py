@@ -28,6 +28,7 @@ under tinygrad's own statement of where it may be wrong), ``bounded`` (proved at
 ``unknown`` (z3 gave up within its resource limit, or an op with no exact IEEE definition: EXP2, LOG2, SIN, POW),
 ``n/a`` (no well-typed float instance fires the rule)."""
 from __future__ import annotations
+from typing import Any
 import itertools, linecache, random, threading
 from dataclasses import dataclass, field
 import numpy as np
@@ -88,7 +89,7 @@ class FloatBuilder(Builder):
     if dtypes.is_float(dt): return UOp.variable(f"f{self.nvars}", -float("inf"), float("inf"), dt, param=True)
     return UOp.variable(f"i{self.nvars}", dt.min, dt.max, dt, param=True)
 
-  def const(self, dt:DType, arg=None) -> UOp:
+  def const(self, dt:DType, arg:Any=None) -> UOp:
     if arg is not None and not isinstance(arg, tuple): return UOp.const(arg, dt)
     if dt == dtypes.bool: return UOp.const(self.choose([False, True]), dt)
     if not dtypes.is_float(dt): return UOp.const(self.choose([0, 1, -1, 2]) if dt in dtypes.sints else self.choose([0, 1, 2]), dt)

@@ -5,6 +5,7 @@ that draws programs ``fuzz/graph_strategy.py``, the campaign that runs it ``fuzz
 (``"jit": n``) is checked call by call: each TinyJit call (run, capture, replays) against the reference on that call's
 inputs and Variable values."""
 from __future__ import annotations
+from typing import Callable
 import dataclasses, enum, functools, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
@@ -105,7 +106,7 @@ def _in_emulator(e:BaseException) -> bool:
   import traceback
   return str(e).startswith("[emu]") or any("/test/mockgpu/" in f.filename.replace("\\", "/") for f in traceback.extract_tb(e.__traceback__))
 
-def check_program(desc:dict, scheduler=None, candidate=None) -> GraphVerdict:
+def check_program(desc:dict, scheduler:Callable|None=None, candidate:Callable|None=None) -> GraphVerdict:
   """ref vs fast on one program. A program the generator made is valid by construction, so a refusal or failure of
   uopcheck's own reference on it is ``uopcheck-internal``, kept apart from tinygrad's findings. With a ``candidate``
   scheduler the program runs through the reference, ``scheduler`` (stock rangeify when None) and the candidate, and the
@@ -216,8 +217,8 @@ def _blame(desc:dict, v:GraphVerdict, scheduler, candidate) -> str:
   try: return check_per_kernel(lambda: build_program(plain), "fuzz", scheduler=sched).blame or FLAKY
   except Exception as e: return f"per-kernel check failed: {type(e).__name__}"
 
-def finalize(desc:dict, v:GraphVerdict, scheduler=None, seed=None, candidate=None, blame:str|None=None, kernels:list|None=None,
-             attribute:bool=True) -> dict:
+def finalize(desc:dict, v:GraphVerdict, scheduler:Callable|None=None, seed:int|None=None, candidate:Callable|None=None,
+             blame:str|None=None, kernels:list|None=None, attribute:bool=True) -> dict:
   """A shrunk failure as a finding: blame *on the shrunk case* (``_blame``), and a signature of the bug (kind, which
   scheduler, blame, the disagreeing op, the normalized program), not of the run. ``blame`` given (e.g. past the time
   budget, or for a hang) skips the blame checks. A failure that passes its blame check *and* a whole re-check is ``flaky``:

@@ -15,6 +15,8 @@ kernel after other Tensor work in the same process -- a false hang; see README.
 later. Failures are shrunk by hypothesis (hangs and crashes are not: each try would cost a worker), then blamed and
 signed on the shrunk case (``graph.finalize``); signatures already in the shipped corpus count as known."""
 from __future__ import annotations
+import argparse
+from typing import Any, Callable, Iterator
 import contextlib, json, os, pathlib, signal, sys, time
 from dataclasses import dataclass, field
 from tinygrad.uop import Ops
@@ -82,9 +84,11 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink
     bucket.append(key)
     if events is not None: events.put((name, key))
 
-def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters=None, scheduler=None, max_examples:int|None=None,
-           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate=None, case_timeout:float=CASE_TIMEOUT_S, events=None,
-           round_offset:int=0, profile:str="small", sink=None, publish=None, specs:tuple=(None, None)) -> GraphStats:
+def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters:Any=None, scheduler:Callable|None=None,
+           max_examples:int|None=None,
+           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate:Callable|None=None, case_timeout:float=CASE_TIMEOUT_S, events:Any=None,
+           round_offset:int=0, profile:str="small", sink:Callable[[dict], Any]|None=None, publish:Callable[..., Any]|None=None,
+           specs:tuple=(None, None)) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
@@ -202,7 +206,7 @@ def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate,
     rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
 
 @contextlib.contextmanager
-def on_device(device:str):
+def on_device(device:str) -> Iterator[None]:
   """a campaign process's cases on ``device`` (fuzz graph --device): tinygrad's default device, and the programs' CPU values
   built there (fuzz.program.targeting); CPU changes nothing"""
   if device == "CPU":
@@ -212,7 +216,7 @@ def on_device(device:str):
   from uopcheck.fuzz.program import targeting
   with default_device(device) as dev, targeting(dev): yield
 
-def stop_worker(p, findings_dir:str, wid:int, grace:float=3.0) -> None:
+def stop_worker(p:Any, findings_dir:str, wid:int, grace:float=3.0) -> None:
   """stop a worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is finished or
   removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
   if p.is_alive():
@@ -232,7 +236,7 @@ def _lost_case(findings_dir:str, wid:int) -> dict|None:
   cur.unlink(missing_ok=True)
   return case if isinstance(case, dict) and isinstance(case.get("program"), dict) else None
 
-def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, str]:
+def file_lost_case(check:LostCaseCheck, seed:int|None, known:dict, write:Callable[[dict], Any]) -> tuple[str, str]:
   """A finished re-check (fuzz/lost_case.py) as (new / known / external, key): a finding when the case reproduced its
   crash or hang in a fresh process, an external-fault record when it did not; ``write`` writes what is not known."""
   d = check.record(seed)
@@ -242,7 +246,7 @@ def file_lost_case(check:LostCaseCheck, seed, known:dict, write) -> tuple[str, s
 
 def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
                  self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU", live=None) -> dict:
+                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU", live:Any=None) -> dict:
   import multiprocessing as mp
   if device != "CPU":   # a device that cannot run here is one line before any worker starts
     from uopcheck.fast.devices import open_device
@@ -351,8 +355,9 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   print()
   return summary
 
-def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrupted:bool, known:dict, *, minutes:float, workers:int, seed,
-              seconds:float, cases:int, scheduler, candidate, case_timeout:float, profile:str, restarts:int, lost:list[str]) -> dict:
+def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrupted:bool, known:dict, *, minutes:float, workers:int,
+              seed:int|None, seconds:float, cases:int, scheduler:str|None, candidate:str|None, case_timeout:float, profile:str,
+              restarts:int, lost:list[str]) -> dict:
   """the campaign's summary (the JSON and Markdown reports), from what it saw and the findings directory: after an
   interrupt, every finding file written since the start that is not in the shipped corpus counts as new"""
   found, problems = load_graph_findings(findings_dir)
@@ -413,7 +418,7 @@ def result(summary:dict) -> Result:
   return Result("graph_campaign", "uopcheck graph campaign", summary, tables=[Table(FINDING_COLUMNS, rows)] if rows else [],
                 preamble=pre, sections=sections, outcomes=outcomes)
 
-def main(args) -> int:
+def main(args:argparse.Namespace) -> int:
   from uopcheck.runs import report
   profile = getattr(args, "profile", "small")
   timeout = args.case_timeout or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)

@@ -15,6 +15,7 @@ minimum), NaN-heavy, dtype extremes, denormals.
 Two profiles: ``small`` (<= 6 steps, <= 4,096 elements: fast, for throughput) and ``large`` (<= 40 steps, up to 2M
 elements: loops that are not unrolled, buffers the memory planner must reuse, boundaries on merged axes)."""
 from __future__ import annotations
+from typing import Any
 from dataclasses import dataclass
 from hypothesis import strategies as st
 from uopcheck.fuzz.program import DTYPES, is_float, shift_ids, numel
@@ -65,7 +66,7 @@ def _chances(p:float) -> list[bool]:
   return [False] * (100 - n) + [True] * n
 
 @st.composite
-def programs(draw, max_steps:int|None=None, max_elems:int|None=None, profile:str="small"):
+def programs(draw:Any, max_steps:int|None=None, max_elems:int|None=None, profile:str="small") -> dict:
   """A random valid program (see the module docstring). ``max_steps``/``max_elems`` override the profile's."""
   pf = PROFILES[profile]
   max_steps, max_elems = max_steps or pf.max_steps, max_elems or pf.max_elems

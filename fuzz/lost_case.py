@@ -84,7 +84,7 @@ class LostCaseCheck:
       self.proc.wait()
     if self.proc is not None: pathlib.Path(self._path).unlink(missing_ok=True)   # the re-run's copy of the program, in /tmp
 
-  def record(self, seed) -> dict:
+  def record(self, seed:int|None) -> dict:
     """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case"""
     from uopcheck.fuzz.graph import GraphVerdict, FailureKind, finalize
     out = self.outcome or {"reproduced": None, "detail": "not re-run"}

@@ -17,6 +17,8 @@ the CPU path under the mutant: ``cpu path`` says ``blind`` when the CPU computes
 
 The kill table lists each mutant, its layer, liveness, the detector that caught it and the seconds until it did."""
 from __future__ import annotations
+import argparse
+from typing import Any, Callable
 import json, os, pathlib, shutil, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field, asdict
 from uopcheck.spec.errors import SpecError
@@ -99,7 +101,7 @@ try: _on_device = _dd({device!r}); _on_device.__enter__()   # held open for the 
 except _SE as _e: print(_j.dumps({{"unavailable": str(_e)}})); _s.exit(0)
 """
 
-def witness(m:Mutant, site:pathlib.Path|None, cwd, device:str|None=None) -> tuple[bool|None, str]:
+def witness(m:Mutant, site:pathlib.Path|None, cwd:pathlib.Path, device:str|None=None) -> tuple[bool|None, str]:
   """(True: agrees with numpy, False: differs, None: crashed), and which tinygrad ran; on ``device`` (default: the mutant's,
   "" = the CPU path). A device that cannot run here is a SpecError (one line), never a crash of the mutant."""
   device = m.device if device is None else device
@@ -113,7 +115,7 @@ def witness(m:Mutant, site:pathlib.Path|None, cwd, device:str|None=None) -> tupl
 def _cli(args:list[str]) -> list[str]: return [sys.executable, "-m", "uopcheck.cli", *args]
 def _device_args(m:Mutant) -> list[str]: return ["--device", m.device] if m.device else []
 
-def detect_check(m, site, work, opts) -> tuple[bool, str]:
+def detect_check(m:Mutant, site:pathlib.Path|None, work:pathlib.Path, opts:dict) -> tuple[bool, str]:
   """``uopcheck check`` on every real graph: caught when it exits with a finding, an internal error or a crash; the graphs
   that failed are read from its JSON report (never from the rendered table)"""
   rdir = work / "check-report"
@@ -124,7 +126,7 @@ def detect_check(m, site, work, opts) -> tuple[bool, str]:
   fails = [r["graph"] for r in rows if isinstance(r, dict) and r.get("result") in ("FAIL", "CRASH", "HANG")]
   return rc in (1, 3, -9) or rc < 0, f"exit {rc}" + (f"; failing: {', '.join(fails[:4])}" if fails else "")
 
-def detect_graph(m, site, work, opts) -> tuple[bool, str]:
+def detect_graph(m:Mutant, site:pathlib.Path|None, work:pathlib.Path, opts:dict) -> tuple[bool, str]:
   fdir = work / "graph-findings"
   minutes = opts.get("graph_minutes", 1.0)
   rc, _ = _run(_cli(["fuzz", "graph", "--minutes", str(minutes), "--workers", str(opts.get("workers", 1)), "--seed", str(opts.get("seed", 0)),
@@ -152,7 +154,7 @@ for r in rs:
 print(json.dumps(out))
 """
 
-def detect_rules(m, site, work, opts) -> tuple[bool, str]:
+def detect_rules(m:Mutant, site:pathlib.Path|None, work:pathlib.Path, opts:dict) -> tuple[bool, str]:
   """``rules verify`` (integer, IEEE float and bounded model checking) on the rules written at or just above the mutated
   line, on the mutant and on stock tinygrad: caught when the mutant refutes a rule at a dtype stock does not (a rule stock
   already refutes at one dtype -- a reviewed refutation -- still catches a mutant that breaks it at another)"""
@@ -167,7 +169,7 @@ def detect_rules(m, site, work, opts) -> tuple[bool, str]:
   new = sorted(refuted[0] - refuted[1])
   return bool(new), f"refuted {new[0]} (stock: not)" if new else f"no rule at {m.file}:{line - 4}..{line} refuted beyond stock"
 
-def detect_conformance(m, site, work, opts) -> tuple[bool, str]:
+def detect_conformance(m:Mutant, site:pathlib.Path|None, work:pathlib.Path, opts:dict) -> tuple[bool, str]:
   subset = DEVICE_CONFORMANCE_SUBSET if m.device else CONFORMANCE_SUBSET
   rc, out = _run([sys.executable, "-m", "pytest", *subset, "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
                  env_for(site), PROJECT, opts.get("conformance_timeout", 900))
@@ -185,13 +187,13 @@ for _ in range(2): loss, gnorm = tr.step(batch, 1e-3)
 print(hashlib.sha256(np.float64([loss, gnorm]).tobytes() + b"".join(a.tobytes() for a in tr.snapshot())).hexdigest())
 """
 
-def step_digest(site:pathlib.Path|None, work) -> str|None:
+def step_digest(site:pathlib.Path|None, work:pathlib.Path) -> str|None:
   """the bytes two train steps of the gate's small Llama leave (loss, grad norm, every state tensor), hashed; None: it crashed"""
   rc, out = _run([sys.executable, "-c", STEP_DIGEST], env_for(site), work, 600)
   last = out.strip().splitlines()[-1:] if rc == 0 else []
   return last[0] if last and len(last[0]) == 64 else None
 
-def detect_gate(m, site, work, opts, full:bool=False) -> tuple[bool, str]:
+def detect_gate(m:Mutant, site:pathlib.Path|None, work:pathlib.Path, opts:dict, full:bool=False) -> tuple[bool, str]:
   """``uopcheck train --validate --gate-only`` on the small Llama step under the mutant: caught when the gate refuses to
   start the run (exit 1, or 5 -- a fault, the wrong label for a mutant, said in the detail). n/a for a mutant that leaves
   the train step's bytes as they are on stock tinygrad (not live in training) or runs on another device."""
@@ -210,7 +212,8 @@ def detect_gate(m, site, work, opts, full:bool=False) -> tuple[bool, str]:
 DETECTOR_FNS = {"check": detect_check, "graph": detect_graph, "rules": detect_rules, "conformance": detect_conformance,
                 "gate": detect_gate, "gate-full": lambda m, site, work, opts: detect_gate(m, site, work, opts, full=True)}
 
-def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detectors:bool=False, progress=print, **opts) -> list[KillRow]:
+def run(ids:list[str]|None=None, detectors:tuple[str, ...]=DETECTORS, all_detectors:bool=False,
+        progress:Callable[..., Any]=print, **opts:Any) -> list[KillRow]:
   mutants = [BY_ID[i] for i in ids] if ids else MUTANTS
   rows = []
   for k, m in enumerate(mutants):
@@ -258,7 +261,7 @@ def result(rows:list[KillRow], extra:dict|None=None) -> Result:
                 {**(extra or {}), "caught": k, "live": n, "rows": [asdict(r) for r in rows]}, tables=[table],
                 summary=[f"mutation score: {k}/{n} live mutants caught ({100 * k / max(n, 1):.0f}%); {len(rows) - n} not live"])
 
-def main(args) -> int:
+def main(args:argparse.Namespace) -> int:
   if args.list:
     for m in MUTANTS: print(f"{m.id:28s} {m.layer:22s} {m.device or 'CPU':16s} tinygrad/{m.file}:{check_applies(m)}  {m.what}")
     return 0

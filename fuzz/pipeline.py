@@ -15,7 +15,7 @@ applies, in order (the rewrites and matchers of ``tinygrad/codegen/__init__.py``
 it is not, names the first stage whose own step breaks refinement."""
 from __future__ import annotations
 import functools
-from typing import Callable
+from typing import Any, Callable
 from tinygrad.uop.ops import UOp, PatternMatcher, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.spec.ints import OverflowReading
@@ -53,7 +53,7 @@ def run_pipeline(root:UOp) -> list[tuple[str, UOp]]:
     out.append((name, u))
   return out
 
-def check_pipeline(e:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=3000):
+def check_pipeline(e:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=3000) -> tuple[Any, UOp, str|None]:
   """(Verdict, final UOp, blamed stage or None) for the pipeline on ``pipeline_root(e)``."""
   from uopcheck.fuzz.symbolic import Verdict, compare_exprs
   root = pipeline_root(e)

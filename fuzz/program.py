@@ -8,6 +8,7 @@ reproducer: ``build_program(desc)`` rebuilds the Tensors exactly,
 and ``build_program(desc, call=k)`` the k-th call of a jitted program. Nothing in a description is executed: step kinds,
 functions and dtypes are looked up in the tables below, and ``validate_program`` refuses anything else in one line."""
 from __future__ import annotations
+from typing import Any, Iterator
 import contextlib
 import numpy as np
 from tinygrad import Tensor, Variable, dtypes
@@ -31,7 +32,7 @@ def target_device(name:str) -> str:
   return name if _TARGET["base"] == "CPU" else _TARGET["base"] + name[len("CPU"):]
 
 @contextlib.contextmanager
-def targeting(base:str):
+def targeting(base:str) -> Iterator[None]:
   """programs built inside the block put their CPU values on ``base`` (e.g. AMD) and CPU:1 on ``base``:1"""
   old, _TARGET["base"] = _TARGET["base"], base.split(":")[0]
   try: yield
@@ -40,7 +41,7 @@ from uopcheck.settings import MAX_PROGRAM_ELEMENTS as MAX_ELEMENTS, MAX_JIT_CALL
 
 def is_float(d:str) -> bool: return d.startswith("float") or d == "bfloat16"
 def is_unsigned(d:str) -> bool: return d.startswith("uint")
-def numel(shape) -> int: return int(np.prod([int(s) for s in shape], dtype=object)) if len(shape) else 1
+def numel(shape:Any) -> int: return int(np.prod([int(s) for s in shape], dtype=object)) if len(shape) else 1
 
 def _int_values(rng, kind:str, shape, dt:str) -> np.ndarray:
   info = np.iinfo(NP[dt])

@@ -18,7 +18,7 @@ class BlamedStep:
 
 class _Found(Exception): pass
 
-def blame_rule(e:UOp, reading=OverflowReading.UNDEFINED, timeout_ms:int=2000) -> BlamedStep|None:
+def blame_rule(e:UOp, reading:OverflowReading=OverflowReading.UNDEFINED, timeout_ms:int=2000) -> BlamedStep|None:
   """Replay ``symbolic`` on ``e`` one rule application at a time (bottom-up, to a fixpoint) and return the first
   application that is not a refinement."""
   from tinygrad.uop.symbolic import symbolic

@@ -23,6 +23,7 @@ Verdict per (rule, dtype): ``proved`` (every path, all values), ``refuted`` (con
 (every path run was proved, but not every path could be run: budget or pins), ``unknown`` (z3 gave up, or the
 expression has no z3 model), ``n/a`` (the rule never fires on a well-typed instance of that dtype)."""
 from __future__ import annotations
+from typing import Any, Callable, Iterable, Iterator
 import dataclasses, enum, itertools, linecache, time
 from dataclasses import dataclass, field
 import z3
@@ -126,7 +127,7 @@ class Builder:
     self.nvars = 0
     self.shape: tuple|None = None    # the instance's plain shape (verify_rule: two plans building one instance count once)
 
-  def choose(self, options:list):
+  def choose(self, options:list) -> Any:
     if not options: raise NoInstance("no option")
     k = len(self.taken)
     i = self.plan[k] if k < len(self.plan) else 0
@@ -152,7 +153,7 @@ class Builder:
     self.domain.append(lo.term <= hi.term)
     return UOp.variable(f"v{self.nvars}", lo, hi, dt)
 
-  def const(self, dt:DType, arg=None) -> UOp:
+  def const(self, dt:DType, arg:Any=None) -> UOp:
     if arg is not None and not isinstance(arg, tuple): return UOp(Ops.CONST, dt, arg=arg if dt != dtypes.bool else bool(arg))
     if dt == dtypes.bool: return UOp(Ops.CONST, dt, arg=self.choose([False, True]))
     return UOp(Ops.CONST, dt, arg=self.sym("c", dt))
@@ -241,7 +242,7 @@ class Builder:
 INSTANCE_OPS = (set(GroupOp.ALU) | {Ops.CONST, Ops.CAST, Ops.PARAM, Ops.RANGE}) - {Ops.POW, Ops.RECIPROCAL, Ops.EXP2, Ops.LOG2, Ops.SIN,
                                                                                  Ops.SQRT, Ops.FDIV, Ops.TRUNC, Ops.THREEFRY}
 
-def plans(make, cap:int):
+def plans(make:Callable[[tuple], Any], cap:int) -> Iterator[tuple[tuple, Any]]:
   """Every combination of the builder's alternatives (op choices, dtypes, operand kinds), first ones first, at most
   ``cap``: run with a plan prefix, then branch on every choice point past it."""
   todo, n = [()], 0
@@ -588,7 +589,7 @@ def capped_why(space:Instances) -> str:
   return f"proved on the first {space.count} of its instance shapes; more exist (PLAN_BUDGET caps them)"
 
 DECIDED = (Decision.PROVED, Decision.REFUTED, Decision.LIBERTY)   # a verdict for all inputs
-def worst_of(verdicts) -> Decision: return min(verdicts, key=lambda v: ORDER[v], default=Decision.NA)
+def worst_of(verdicts:Iterable[Decision]) -> Decision: return min(verdicts, key=lambda v: ORDER[v], default=Decision.NA)
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET, with_floats:bool=True) -> RuleVerdict:
   st = time.perf_counter()

@@ -8,6 +8,8 @@ hypothesis; the minimal one is attributed to the rule application that breaks re
 plus the normalized form of the node it rewrote) and saved as data (``spec.uop_json``: parsed, never executed) unless
 the shipped corpus already knows that signature."""
 from __future__ import annotations
+import argparse
+from typing import Any
 import dataclasses, os, pathlib, sys, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
@@ -60,7 +62,7 @@ def _mixes_weak(*us:UOp) -> bool:
 # ** hypothesis strategies **
 
 @st.composite
-def variable(draw, dt:DType, name:str) -> UOp:
+def variable(draw:st.DrawFn, dt:DType, name:str) -> UOp:
   lo_lim, hi_lim = (-300, 300) if dt == dtypes.weakint else (dt.min, dt.max)
   edge = st.sampled_from([lo_lim, hi_lim, 0, 1, -1, 255, 256, 2**31 - 1, -2**31, 2**15, 2**16]).filter(lambda v: lo_lim <= v <= hi_lim)
   a = draw(st.one_of(st.integers(max(lo_lim, -16), min(hi_lim, 16)), edge, st.integers(lo_lim, hi_lim)))
@@ -69,14 +71,14 @@ def variable(draw, dt:DType, name:str) -> UOp:
   return UOp.variable(name, lo, hi, dtype=dt)
 
 @st.composite
-def const_for(draw, dt:DType) -> int:
+def const_for(draw:st.DrawFn, dt:DType) -> int:
   small = st.integers(-9, 9)
   if dt == dtypes.weakint: return draw(st.one_of(small, st.sampled_from([2**31 - 1, -2**31, 2**32, 2**31, 256, 255, 2**63 - 1])))
   return draw(st.one_of(small, st.sampled_from([dt.min, dt.max, dt.max // 2 + 1, 1 << (dt.bitsize - 1) if dt in dtypes.uints else dt.max])).filter(
     lambda v: dt.min <= v <= dt.max))
 
 @st.composite
-def int_expr(draw, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp:
+def int_expr(draw:st.DrawFn, depth:int=4, dt:DType|None=None, vars_:dict|None=None) -> UOp:
   """A random int expression of one dtype (weakint or a sized int), casts crossing between them. ``vars_`` (name -> UOp) is
   shared by the whole expression, casts included, and names come from its size: one name is always one variable, never two
   of different dtype or range (tinygrad binds variables by name)."""
@@ -237,7 +239,7 @@ def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, st
 
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
-                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live=None) -> CampaignStats:
+                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live:Any=None) -> CampaignStats:
   """Fuzz ``e`` vs ``e.simplify()`` -- and, for weakint ``e`` with ``pipeline``, the codegen integer pipeline on ``e`` cast to
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
@@ -316,7 +318,7 @@ def result(st:CampaignStats, extra:dict) -> Result:
                         [f"findings directory: {extra['findings_dir']} (review, then `uopcheck findings promote FILE` to ship one)"],
                 sections=[Section(t, x) for t, x in (("findings", new), ("known", known), ("uopcheck-internal", internal)) if x])
 
-def run_from_cli(args) -> int:
+def run_from_cli(args:argparse.Namespace) -> int:
   """``uopcheck fuzz symbolic``: the campaign, then its findings, known and uopcheck-internal lines; the exit code"""
   from uopcheck.fuzz.findings_io import exit_code, probe_writable, EXIT_CLEAN, EXIT_INTERNAL
   if args.harvest:
@@ -434,7 +436,7 @@ def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, d
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
   return load_dir(directory, "symbolic-*.json", validate_finding)
 
-def python_value(u:UOp, assignment:dict[str, int]):
+def python_value(u:UOp, assignment:dict[str, int]) -> Any:
   """``u`` at one assignment by tinygrad's own scalar semantics (``exec_alu``: ``python_alu`` + ``truncate``) -- a third,
   independent opinion for auditing findings; it differs from the spec only on ``spec.ints.PYTHON_ALU_DIFFERENCES``."""
   from tinygrad.uop.ops import exec_alu
