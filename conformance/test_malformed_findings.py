@@ -68,3 +68,18 @@ def test_the_store_keeps_the_smaller_finding_per_signature_for_both_fuzzers(tmp_
     assert save(d, tmp_path) == path and json.loads(path.read_text()) == d   # smaller: replaces it
     path.write_text("{ not json")
     assert save(big, tmp_path) == path and json.loads(path.read_text()) == big   # an unreadable stored file is replaced
+
+def test_one_table_names_each_fuzzers_findings_for_audit_promote_and_replay(tmp_path):
+  """the CLI's audit, promote and replay read fuzz/finding_kinds.py (schema check, re-check, replay verdict per prefix)
+  instead of naming each fuzzer itself"""
+  import pathlib
+  from uopcheck.fuzz.finding_kinds import finding_kinds, finding_kind, finding_files
+  kinds = finding_kinds()
+  assert set(kinds) == {"symbolic", "graph"}
+  assert kinds["graph"].validate is graph.validate_finding and kinds["symbolic"].recheck is symbolic.audit
+  assert finding_kind(pathlib.Path("graph-0123456789ab.json")) is kinds["graph"]
+  for other in ("internal-0123456789ab.json", "graph-0123456789ab.txt", "notes.json"): assert finding_kind(pathlib.Path(other)) is None
+  for name in ("graph-0123456789ab.json", "symbolic-0123456789ab.json", "flaky-0123456789ab.json", "readme.json"): (tmp_path / name).write_text("{}")
+  assert [p.name for p in finding_files(tmp_path)] == ["graph-0123456789ab.json", "symbolic-0123456789ab.json"]
+  src = (pathlib.Path(__file__).resolve().parents[1] / "uopcheck" / "cli.py").read_text()
+  assert "import validate_finding" not in src and ".startswith((\"symbolic-\"" not in src

@@ -332,6 +332,13 @@ def recheck(d:dict) -> str|None:
   if again["signature"] != d["signature"]: return f"signs as {again['signature']} on this tinygrad, the finding says {d['signature']}"
   return None
 
+def replay_verdict(d:dict) -> str:
+  """``uopcheck replay``'s verdict on a saved graph finding, re-run exactly as recorded: still failing, fixed, changed,
+  or skipped (a candidate scheduler's finding needs that scheduler)"""
+  if d.get("wrong_scheduler") == "candidate": return "skipped: a candidate scheduler's finding (replay it with that scheduler's campaign)"
+  v = check_program(d["program"])
+  return "fixed" if v.ok else "still failing" if v.kind == d["failure"] else f"changed: fails as a {v.kind} now ({v.summary[:100]})"
+
 def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good graph finding, one line per corrupt file skipped)."""
   return load_dir(directory, pattern, validate_finding)

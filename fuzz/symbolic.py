@@ -481,6 +481,11 @@ def reproduce(d:dict) -> tuple[Verdict, UOp]:
     return compare_exprs(e, final, OverflowReading(d["reading"]), fast_weak=True), final
   return check_expr(e, OverflowReading(d["reading"]))
 
+def replay_verdict(d:dict) -> str:
+  """``uopcheck replay``'s verdict on a saved finding: still failing, fixed, or changed"""
+  v, _ = reproduce(d)
+  return "still failing" if v.kind == "refuted" else "fixed" if v.kind in ("proved", "unchanged") else f"changed: {v.kind} now"
+
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
   return reproduce(d)[0]

@@ -153,14 +153,13 @@ def _cmd_rules(args) -> int:
 def _finding_check(f:pathlib.Path):
   """(the finding read through its kind's one strict schema check, its re-check) for a finding file; SpecError if neither"""
   from uopcheck.fuzz.findings_io import read_finding
+  from uopcheck.fuzz.finding_kinds import finding_kind, file_patterns
   from uopcheck.spec import SpecError
-  if f.name.startswith("symbolic-"): from uopcheck.fuzz.symbolic import validate_finding, audit as recheck
-  elif f.name.startswith("graph-"): from uopcheck.fuzz.graph import validate_finding, recheck
-  else: raise SpecError(f"{f}: not a finding file (symbolic-*.json or graph-*.json)")
-  d = read_finding(f, validate_finding)
-  if f.name != f"{f.name.split('-')[0]}-{d['signature']}.json":
+  if (kind := finding_kind(f)) is None: raise SpecError(f"{f}: not a finding file ({file_patterns()})")
+  d = read_finding(f, kind.validate)
+  if f.name != f"{kind.prefix}-{d['signature']}.json":
     raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
-  return d, recheck
+  return d, kind
 
 def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each read through the strict schema
@@ -172,12 +171,13 @@ def _cmd_findings(args) -> int:
   from uopcheck.spec import SpecError
   from uopcheck.progress import bar
   def verdict(f:pathlib.Path) -> str:
-    try: d, recheck = _finding_check(f)
+    try: d, kind = _finding_check(f)
     except SpecError as e: return f"REFUSED: {e}"
-    why = recheck(d)
+    why = kind.recheck(d)
     return "confirmed" if why is None else f"FALSE: {why}"
   if args.findings_cmd == "audit":
-    files = [f for directory in args.files for f in sorted(pathlib.Path(directory).glob("*.json")) if f.name.startswith(("symbolic-", "graph-"))]
+    from uopcheck.fuzz.finding_kinds import finding_files
+    files = [f for directory in args.files for f in finding_files(pathlib.Path(directory))]
     rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
@@ -208,16 +208,9 @@ def replay_verdict(f:pathlib.Path) -> str:
   """one finding file re-run on the installed tinygrad: "still failing", "fixed", "changed: ..." (it fails another way),
   "skipped: ..." or "refused: ..." (not a readable finding)"""
   from uopcheck.spec import SpecError
-  try: d, _ = _finding_check(f)
+  try: d, kind = _finding_check(f)
   except SpecError as e: return f"refused: {e}"
-  if f.name.startswith("symbolic-"):
-    from uopcheck.fuzz.symbolic import reproduce
-    v, _ = reproduce(d)
-    return "still failing" if v.kind == "refuted" else "fixed" if v.kind in ("proved", "unchanged") else f"changed: {v.kind} now"
-  from uopcheck.fuzz.graph import check_program
-  if d.get("wrong_scheduler") == "candidate": return "skipped: a candidate scheduler's finding (replay it with that scheduler's campaign)"
-  v = check_program(d["program"])
-  return "fixed" if v.ok else "still failing" if v.kind == d["failure"] else f"changed: fails as a {v.kind} now ({v.summary[:100]})"
+  return kind.replay(d)
 
 REPLAY_STATUS = {"still failing": "fail", "changed": "fail", "fixed": "pass", "skipped": "skip", "refused": "error"}
 
@@ -226,9 +219,10 @@ def _cmd_replay(args) -> int:
   per file -- the ``--lf`` of campaigns. Exit 0 when all are fixed, 1 when one still fails (or fails another way), 2 when
   a file is not a readable finding."""
   from uopcheck.progress import bar
+  from uopcheck.fuzz.finding_kinds import finding_files
   files: list[pathlib.Path] = []
   for x in map(pathlib.Path, args.paths):
-    if x.is_dir(): files += sorted(p for p in x.glob("*.json") if p.name.startswith(("symbolic-", "graph-")))
+    if x.is_dir(): files += finding_files(x)
     else: files.append(x)
   rows = [{"file": str(f), "verdict": replay_verdict(f)} for f in bar(files, "replay", unit="findings")]
   def count(k):
