@@ -36,7 +36,7 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher
 from tinygrad.dtype import DType, dtypes, ConstFloat, Invalid
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, Decision, capped_why
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, Decision
 from uopcheck.fuzz.float_check import PROBES, probe_value, decide, confirm, numpy_decide, show
 from uopcheck.spec.z3float import CAST_INTS
 from uopcheck.spec.optable import FLOAT_OPS, BOOL_OPS
@@ -293,7 +293,6 @@ def verify_float_rule(rule:Rule, plan_budget:int=PLAN_BUDGET) -> dict[str, Float
     applicable = [v for v in verdicts if v.verdict != Decision.NA]
     if not applicable: continue
     worst = min(applicable, key=lambda v: ORDER[v.verdict])
-    capped = worst.verdict in (Decision.PROVED, Decision.LIBERTY) and space.capped
-    out[dt.name] = FloatVerdict(Decision.BOUNDED, capped_why(space)) if capped else worst
+    out[dt.name] = FloatVerdict(Decision.BOUNDED, space.why) if space.cuts(worst.verdict) else worst
   return out
 

@@ -28,8 +28,6 @@ class FailureKind(enum.StrEnum):
   HANG = "hang"                  # the case ran past its timeout (the worker was killed)
   INTERNAL = "uopcheck-internal"
 
-GRAPH_FAILURES = (FailureKind.MISMATCH, FailureKind.SPEC_ERROR, FailureKind.CRASH, FailureKind.HANG)
-
 @dataclass
 class GraphVerdict:
   ok: bool

@@ -256,19 +256,24 @@ def plans(make:Callable[[tuple], Any], cap:int) -> Iterator[tuple[tuple, Any]]:
       for alt in range(1, b.taken[k][1]): todo.append(tuple(c for c, _ in b.taken[:k]) + (alt,))
 
 class Instances:
-  """The distinct instances of a rule at one dtype (``make(plan)`` builds one, or None; ``key`` says which are the same),
-  first ones first, at most ``cap`` of them. ``capped`` is set when a further distinct instance exists (or the plans ran
-  past ``PLAN_SCAN`` before one was found): then a verdict over the instances yielded is not one over the rule, and a
-  ``proved`` must be reported as ``bounded``."""
-  def __init__(self, make, cap:int, key=lambda b: b.shape):
-    self.make, self.cap, self.key = make, cap, key
+  """The distinct instances of a rule at one dtype (``make(plan)`` builds one, or None; two with one ``shape`` are the
+  same), first ones first, at most ``cap`` of them. ``capped`` is set when a further distinct instance exists (or the plans
+  ran past ``PLAN_SCAN`` before one was found): then a verdict over the instances yielded is not one over the rule, and a
+  ``proved`` must be reported as ``bounded`` (``cuts``, ``why``)."""
+  def __init__(self, make:Callable[[tuple], Any], cap:int):
+    self.make, self.cap = make, cap
     self.capped, self.count = False, 0
+  def cuts(self, verdict:Decision) -> bool:
+    """this verdict over the instances yielded claims more than they show: a proof (or liberty) of a capped space"""
+    return self.capped and verdict in (Decision.PROVED, Decision.LIBERTY)
+  @property
+  def why(self) -> str: return f"proved on the first {self.count} of its instance shapes; more exist (PLAN_BUDGET caps them)"
   def __iter__(self):
     seen: set = set()
     built = 0
     for plan, b in plans(self.make, PLAN_SCAN):
       built += 1
-      if (k := self.key(b)) in seen: continue
+      if (k := b.shape) in seen: continue
       if len(seen) >= self.cap:
         self.capped = True
         return
@@ -585,9 +590,6 @@ class RuleVerdict:
   def as_json(self) -> dict: return dataclasses.asdict(self)
 
 ORDER = {d: i for i, d in enumerate(Decision)}   # worst first
-def capped_why(space:Instances) -> str:
-  return f"proved on the first {space.count} of its instance shapes; more exist (PLAN_BUDGET caps them)"
-
 DECIDED = (Decision.PROVED, Decision.REFUTED, Decision.LIBERTY)   # a verdict for all inputs
 def worst_of(verdicts:Iterable[Decision]) -> Decision: return min(verdicts, key=lambda v: ORDER[v], default=Decision.NA)
 
@@ -616,7 +618,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     applicable = [v for v in verdicts if v.verdict != Decision.NA]
     if not applicable: continue
     worst = min(applicable, key=lambda v: ORDER[v.verdict])
-    if worst.verdict == Decision.PROVED and space.capped: worst = InstanceVerdict(Decision.BOUNDED, why=capped_why(space))
+    if space.cuts(worst.verdict): worst = InstanceVerdict(Decision.BOUNDED, why=space.why)
     per_dt[dt.name] = worst.verdict
     if worst.verdict != Decision.PROVED: whys.append(f"{dt.name}: {worst.why}")
     if worst.verdict == Decision.REFUTED and cex is None: cex = {"dtype": dt.name, **(worst.counterexample or {})}
