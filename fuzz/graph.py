@@ -96,8 +96,12 @@ def _check_with(desc:dict, scheduler) -> GraphVerdict:
       return _check_with(without_jit(desc), scheduler)
     if type(e).__name__ == "JitError" and "args mismatch" in str(e) and desc.get("carry"):   # TinyJit refuses, by design, an input
       return GraphVerdict(False, FailureKind.INTERNAL, "carry fed TinyJit a view of its own output: not a program (generator)")  # whose view changed
-    first = str(e).splitlines()[0] if str(e) else ""
-    return GraphVerdict(False, FailureKind.CRASH, f"crash: {type(e).__name__}: {first}"[:300], emulator=_in_emulator(e))
+    return crash_verdict(e, emulator=_in_emulator(e))
+
+def crash_verdict(e:BaseException, emulator:bool=False) -> GraphVerdict:
+  """tinygrad raising on a valid program: the exception's type and first line (signatures take the numbers out)"""
+  first = str(e).splitlines()[0] if str(e) else ""
+  return GraphVerdict(False, FailureKind.CRASH, f"crash: {type(e).__name__}: {first}"[:300], emulator=emulator)
 
 def _in_emulator(e:BaseException) -> bool:
   """raised by tinygrad's mock GPU itself (a frame in test/mockgpu/, or its '[emu]' messages)"""

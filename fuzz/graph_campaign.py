@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
-from uopcheck.fuzz.graph import (GraphVerdict, FailureKind, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX,
+from uopcheck.fuzz.graph import (FailureKind, crash_verdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX,
                                  validate_finding)
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
@@ -85,10 +85,9 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink
     if events is not None: events.put((name, key))
 
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters:Any=None, scheduler:Callable|None=None,
-           max_examples:int|None=None,
-           known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate:Callable|None=None, case_timeout:float=CASE_TIMEOUT_S, events:Any=None,
-           round_offset:int=0, profile:str="small", sink:Callable[[dict], Any]|None=None, publish:Callable[..., Any]|None=None,
-           specs:tuple=(None, None)) -> GraphStats:
+           max_examples:int|None=None, known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate:Callable|None=None,
+           case_timeout:float=CASE_TIMEOUT_S, events:Any=None, round_offset:int=0, profile:str="small",
+           sink:Callable[[dict], Any]|None=None, publish:Callable[..., Any]|None=None, specs:tuple=(None, None)) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
   signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
@@ -119,7 +118,7 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     try:
       with on_compiled(compiled): v = check_program(desc, scheduler=scheduler, candidate=candidate)
     except Exception as e:  # tinygrad crashing on a valid program is a finding too
-      v = GraphVerdict(False, FailureKind.CRASH, f"crash: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300])
+      v = crash_verdict(e)
     stats.cases += 1
     if fired is not None:
       for r in fired.new(): events.put(("rule", r))
