@@ -151,7 +151,8 @@ def _cmd_rules(args) -> int:
   return 130 if partial is not None else exit_code(new=len(res.data["summary"]["refuted_new"]))
 
 def _finding_check(f:pathlib.Path):
-  """(the finding read through its kind's one strict schema check, its re-check) for a finding file; SpecError if neither"""
+  """(the finding read through its kind's one strict schema check, its kind: re-check and replay) for a finding file;
+  SpecError if it is none of the kinds (fuzz/finding_kinds.py)"""
   from uopcheck.fuzz.findings_io import read_finding
   from uopcheck.fuzz.finding_kinds import finding_kind, file_patterns
   from uopcheck.spec import SpecError
