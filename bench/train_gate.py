@@ -68,9 +68,10 @@ def main():
     rows = launch_recall(gate, batch(), 1e-3, a.recall, seed=0, sample=a.sample)
     print(f"\nrecall: {a.recall} one-element faults per kind, each alone, asked of the gate's check for that launch "
           f"({time.perf_counter() - st:.1f} s)")
-    print(f"{'fault':26s} {'n':>4s} {'all-lanes/bytes':>16s} {f'sampled ref k={a.sample}':>18s} {'full ref':>9s} {'gate':>6s}")
+    print(f"{'fault':26s} {'n':>4s} {'all-lanes/bytes':>16s} {f'sampled ref k={a.sample}':>18s} {'Freivalds':>14s} {'full ref':>9s} {'gate':>6s}")
     for r in rows:
-      refs = (f"{r.sampled_ref:>18d} {r.full_ref:>9d}") if r.fault.startswith("kernel") else f"{'n/a':>18s} {'n/a':>9s}"
+      refs = (f"{r.sampled_ref:>18d} {f'{r.freivalds}/{r.contraction}':>14s} {r.full_ref:>9d}") if r.fault.startswith("kernel") else \
+             f"{'n/a':>18s} {'n/a':>14s} {'n/a':>9s}"
       print(f"{r.fault:26s} {r.n:4d} {r.cpu:16d} {refs} {r.any:>4d}/{r.n} {'(100%)' if r.any == r.n else 'MISSED SOME'}")
   seeds_and_mutants(a, cfg, devices, skip)
 
@@ -85,10 +86,12 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
   eager_s = median_time(eager, a.reps)
   val: dict[str, float] = {}
   results: dict[str, GateResult] = {}
-  for mode, sample, cpu in (("full reference", None, "all"), (f"sampled reference (k={a.sample})", (a.sample, 0), "all"),
-                            ("sampled, CPU distinct", (a.sample, 0), "distinct")):
-    gate.sample, gate.cpu_check = sample, cpu
-    res = results[mode] = GateResult(sample=sample)
+  fv = gate.freivalds
+  for mode, sample, cpu, freivalds in (("full reference", None, "all", 0), (f"sampled reference (k={a.sample})", (a.sample, 0), "all", 0),
+                                       (f"sampled + Freivalds ({fv})", (a.sample, 0), "all", fv),
+                                       ("sampled + Freivalds, CPU distinct", (a.sample, 0), "distinct", fv)):
+    gate.sample, gate.cpu_check, gate.freivalds = sample, cpu, freivalds
+    res = results[mode] = GateResult(sample=sample, freivalds=freivalds)
     rows: dict = {}
     val[mode] = median_time(lambda: gate._validate_step(batch(), 1e-3, res, rows, 0), a.reps)
     assert res.ok, res.table()
@@ -98,7 +101,8 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
   print(f"{'plain step (TinyJit replay)':34s} {jit_s*1e3:10.1f} ms")
   print(f"{'plain step (eager, caches warm)':34s} {eager_s*1e3:10.1f} ms")
   for mode, res in results.items():
-    print(f"{'validated step, ' + mode:34s} {val[mode]*1e3:10.1f} ms  (reference on {res.ref_lanes // a.reps:,}, the CPU on "
+    print(f"{'validated step, ' + mode:34s} {val[mode]*1e3:10.1f} ms  (reference on {res.ref_lanes // a.reps:,}"
+          + (f" ({res.freivalds_lanes // a.reps:,} by Freivalds)" if res.freivalds else "") + ", the CPU on "
           f"{res.cpu_lanes // a.reps:,} of {res.lanes // a.reps:,} output elements per step)")
     for k, v in res.phases.items(): print(f"  {k:32s} {v/a.reps*1e3:10.1f} ms")
   print(f"{'gate cold start (capture + 1 step)':34s} {cold*1e3:10.1f} ms")
@@ -107,6 +111,7 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
       ratio = val[mode] / base
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
   print(f"{'whole gate (capture + 1 validated step) / one TinyJit step':58s} {cold / jit_s:8.1f}x")
+  gate.freivalds = fv
   extrapolate(a, cfg, results[f"sampled reference (k={a.sample})"], a.reps)
 
 def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", devices:int=8, batch:int=16, accum:int=8) -> None:

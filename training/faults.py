@@ -74,6 +74,8 @@ class RecallRow:
   n: int = 0
   cpu: int = 0          # caught by the all-lanes check against the CPU (kernels) / the byte compare (copies) / replica compare
   sampled_ref: int = 0  # caught by the reference on sampled lanes
+  freivalds: int = 0    # caught by Freivalds' projections (every lane of a contraction kernel)
+  contraction: int = 0  # of the n, faults in a launch Freivalds' check applies to
   full_ref: int = 0     # caught by the reference on every lane
   any: int = 0          # caught by the gate (any of its checks)
 
@@ -81,7 +83,7 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
   """Replay the captured step once, then inject ``k`` faults of each kind -- one element of a random kernel launch's output,
   one element of a random device-to-device copy, one element of one device's copy of a random replicated state tensor --
   each alone, each at a random element, and ask the gate's own check for that launch (``check_step_kernel`` with the
-  sampled and the full reference, ``check_copy``, ``CPUGate._check_replicas``) whether it sees it. The state is restored."""
+  sampled reference, Freivalds' projections and the full reference, ``check_copy``, ``CPUGate._check_replicas``) whether it sees it. The state is restored."""
   rng = np.random.default_rng(seed)
   tr, before = gate.trainer, gate.trainer.snapshot()
   log = step_captured(gate.capture, jit_inputs(gate._step_inputs(batch, lr)))
@@ -103,10 +105,12 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
         row.any += caught
         continue
       vv = {**log.var_vals, **st.device_vars}
-      v = gate_mod.check_step_kernel(bad, vv, (sample, int(rng.integers(1 << 30))))
+      v = gate_mod.check_step_kernel(bad, vv, (sample, int(rng.integers(1 << 30))), freivalds=gate.freivalds)
       full = gate_mod.check_step_kernel(bad, vv, None)
       row.cpu += not v.cpu_ok
-      row.sampled_ref += not v.ref_ok
+      row.sampled_ref += not v.lanes_ok
+      row.freivalds += not v.freivalds_ok
+      row.contraction += v.freivalds_lanes > 0
       row.full_ref += not full.ref_ok
       row.any += not (v.cpu_ok and v.ref_ok)
   replicated = [i for i, t in enumerate(tr.state_tensors()) if isinstance(t.uop.buffer, MultiBuffer) and t.uop.axis is None]

@@ -39,11 +39,12 @@ from uopcheck.spec.floats import Tolerance, graph_tolerance
 from uopcheck.spec.numpy_dtypes import from_bytes
 from uopcheck.ref.tensor_interp import TensorInterpreter, load_inputs
 from uopcheck.ref.kernel_interp import KernelInterpreter
+from uopcheck.ref.freivalds import check_contractions
 from uopcheck.fast.runner import hcq2_mode, hcq2_active
 from uopcheck.fast.stepper import Step, snapshot, restore, run_call, single_buffer
-from uopcheck.check.kernel import check_kernel_step, tolerance_for, KERNEL_AST
+from uopcheck.check.kernel import check_kernel_step, tolerance_for, KERNEL_AST, state_from_bytes
 from uopcheck.fast.jit_capture import JitCapture, recording_jit, iter_captured, jit_inputs
-from uopcheck.settings import GATE_RERUNS, GATE_STEP_REFERENCE_MAX_FLOPS
+from uopcheck.settings import GATE_RERUNS, GATE_STEP_REFERENCE_MAX_FLOPS, GATE_FREIVALDS
 
 @dataclass
 class KernelRow:
@@ -84,6 +85,8 @@ class GateResult:
   lanes: int = 0        # output elements the kernels stored
   cpu_lanes: int = 0    # of those, compared against the CPU's re-run (all of them unless --gate-cpu-check distinct)
   ref_lanes: int = 0    # of those, compared against the reference
+  freivalds: int = 0    # random projections per launch (0: none; only with a sampled reference)
+  freivalds_lanes: int = 0   # of those, covered by Freivalds' projections of a contraction kernel (every lane, probabilistically)
 
   def timed(self, phase:str, st:float) -> float:
     now = time.perf_counter()
@@ -99,7 +102,9 @@ class GateResult:
   def _step_level_ok(self) -> bool: return not self.crash and self.step_ok and self.replay_ok and self.replicas_ok
 
   def sampling(self) -> str:
-    return "every lane" if self.sample is None else f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
+    if self.sample is None: return "every lane"
+    return (f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
+            + (f", and every lane of each contraction kernel by Freivalds' check ({self.freivalds} projections)" if self.freivalds else ""))
 
   @property
   def internal_only(self) -> bool:
@@ -136,7 +141,8 @@ class GateResult:
     ncopy = sum(1 for r in self.rows if r.kind == "copy")
     summary = [f"{len(self.rows) - ncopy} distinct kernels and {ncopy} distinct copies, {self.calls} launches over {self.steps} validated "
                f"step(s) of the JIT-captured train step on {self.devices} device(s) ({'HCQ2' if self.hcq2 else 'plain'} path), {self.seconds:.1f} s",
-               f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements; the CPU: "
+               f"reference per kernel: {self.sampling()}: {self.ref_lanes:,} of {self.lanes:,} output elements"
+               + (f" ({self.freivalds_lanes:,} by Freivalds)" if self.freivalds else "") + "; the CPU: "
                + ("all of them" if self.cpu_lanes == self.lanes else f"{self.cpu_lanes:,} of them (each distinct kernel's first launch)"),
                f"step outputs == tensor-level reference: {self._step_verdict()}; "
                f"TinyJit replay == kernel-by-kernel replay: {'yes' if self.replay_ok else 'NO'}"
@@ -159,6 +165,7 @@ class GateResult:
             "replicas_ok": self.replicas_ok, "crash": self.crash or None, "devices": self.devices, "downgrade": self.downgrade or None,
             "step_reference": self.step_reference,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
+            "freivalds": self.freivalds, "freivalds_lanes": self.freivalds_lanes,
             "cpu_lanes": self.cpu_lanes,
             "seconds": self.seconds, "phases": self.phases, "messages": self.messages,
             "kernels": [{"name": r.name, "instances": r.instances, "cpu_err": r.cpu_err, "ref_err": r.ref_err, "tolerance": r.tolerance,
@@ -208,14 +215,26 @@ class StepKernelVerdict:
   detail: str
   tolerance: Tolerance|None
   ref_lanes: int = 0     # output elements the reference checked
-  ref_s: float = 0.0     # seconds in the reference, and in the CPU's re-run
+  ref_s: float = 0.0     # seconds in the reference (Freivalds' check included), and in the CPU's re-run
   cpu_s: float = 0.0
+  freivalds_lanes: int = 0   # output elements Freivalds' projections covered (0: not asked, or the kernel is not a contraction)
+  freivalds_ok: bool = True
+  lanes_ok: bool = True      # the reference's verdict on the lanes it evaluated (every lane, or the sampled ones), Freivalds apart
 
-def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None, cpu:bool=True) -> StepKernelVerdict:
+def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None, cpu:bool=True,
+                      freivalds:int=0) -> StepKernelVerdict:
   """all lanes against the CPU's re-run of the same AST (``cpu=False``: not re-run); the reference on every lane, or
-  (``sample=(k, seed)``) on the edges and k random indices of each output range (``ref.kernel_interp``)"""
+  (``sample=(k, seed)``) on the edges and k random indices of each output range (``ref.kernel_interp``) and, with
+  ``freivalds`` > 0, on every lane of a contraction kernel by that many of Freivalds' projections (``ref.freivalds``)"""
   ast, args, st = step.call.src[0], _args(step.call), time.perf_counter()
   kc, ref_out = check_kernel_step(step, var_vals, sample)
+  fv, lanes_ok = None, kc.ok
+  if sample is not None and freivalds > 0 and ref_out is not None:
+    stored = _stored_slots(ast)
+    ftol = tolerance_for(ast, args[stored[0]].buffer.dtype) if stored else Tolerance()
+    fv = check_contractions(ast, {i: state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}, {i: _values(args[i], step.after[i]) for i in stored},
+                            ftol, seed=sample[1], trials=freivalds, var_vals=var_vals, name=kc.name)
+    if fv.applies and not fv.ok and kc.ok: kc.ok, kc.error = False, f"Freivalds: {fv.why}"
   ref_s = time.perf_counter() - st
   if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals) if cpu else [], 0.0, True, "", None
@@ -228,9 +247,11 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
     cpu_err = max(cpu_err, c.max_abs_err)
     if not c.ok and cpu_ok: cpu_ok, detail = False, f"buffer {slot} vs CPU at {c.first_index}: cpu={c.ref_value!r} device={c.fast_value!r}"
   if not kc.ok:
-    detail = (detail + "; " if detail else "") + (f"{KERNEL_AST}: {kc.error}" if kc.stage == KERNEL_AST else
+    detail = (detail + "; " if detail else "") + (f"{KERNEL_AST}: {kc.error}" if kc.stage == KERNEL_AST else kc.error if kc.buffer is None else
                                                   f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}")
-  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, kc.lanes, ref_s, cpu_s)
+  fl, fok = (fv.lanes, fv.ok) if fv is not None and fv.applies else (0, True)
+  # Freivalds' projections cover every lane of the kernel
+  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, fl or kc.lanes, ref_s, cpu_s, fl, fok, lanes_ok)
 
 def check_copy(step:Step) -> tuple[bool, str]:
   """A device-to-device copy (``exec_copy``: argument 0 the destination, 1 the source) must deliver the bytes sent."""
@@ -355,11 +376,12 @@ class CPUGate:
   """Capture ``trainer``'s JIT step, then validate ``steps`` replays of it (see the module docstring). ``sample=(k, seed)``:
   the reference checks each kernel on sampled output lanes (the CPU check stays on all lanes); None: on every lane."""
   def __init__(self, trainer, out_dir:str|pathlib.Path="reports/gate", sample:tuple[int, int]|None=None, step_reference:str="auto",
-               cpu_check:str="all"):
+               cpu_check:str="all", freivalds:int=GATE_FREIVALDS):
     if step_reference not in ("auto", "on", "off"): raise SpecError(f"--gate-step-reference {step_reference!r}: one of auto, on, off")
     if cpu_check not in ("all", "distinct"): raise SpecError(f"--gate-cpu-check {cpu_check!r}: one of all, distinct")
     self.trainer, self.out_dir, self.sample = trainer, pathlib.Path(out_dir), sample
-    self.step_reference, self.cpu_check = step_reference, cpu_check
+    if freivalds < 0: raise SpecError(f"--gate-freivalds {freivalds}: a count of projections, 0 or more")
+    self.step_reference, self.cpu_check, self.freivalds = step_reference, cpu_check, freivalds
     self.capture: JitCapture|None = None
     self.inputs: tuple[Tensor, Tensor]|None = None
     self.launches: int|None = None   # launches of one validated step (per device; copies included), once one has run
@@ -386,7 +408,8 @@ class CPUGate:
   def run(self, batches:list[np.ndarray], lr:float) -> GateResult:
     """Validate one replay per batch; the trainer's state is restored afterwards (the gate trains nothing)."""
     tr, st = self.trainer, time.perf_counter()
-    res = GateResult(hcq2=hcq2_active(), sample=self.sample, devices=len(tr.devices) if tr.devices else 1)
+    res = GateResult(hcq2=hcq2_active(), sample=self.sample, devices=len(tr.devices) if tr.devices else 1,
+                     freivalds=self.freivalds if self.sample is not None else 0)
     rows: dict[bytes, KernelRow] = {}
     where = "reading the trainer's state"
     try:
@@ -432,8 +455,9 @@ class CPUGate:
       row.instances += 1
       kseed = None if self.sample is None else (self.sample[0], self.sample[1] * 1_000_003 + res.calls)   # lanes differ per call
       cpu = self.cpu_check == "all" or row.instances == 1   # distinct: the CPU re-runs each kernel AST's first launch only
-      v = check_step_kernel(step, var_vals, kseed, cpu)
+      v = check_step_kernel(step, var_vals, kseed, cpu, self.freivalds)
       res.ref_lanes += v.ref_lanes
+      res.freivalds_lanes += v.freivalds_lanes
       for phase, s in (("(in checks) reference", v.ref_s), ("(in checks) CPU re-run", v.cpu_s)): res.phases[phase] = res.phases.get(phase, 0.0) + s
       stored = sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
       res.lanes += stored

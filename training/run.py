@@ -10,7 +10,8 @@ import argparse, contextlib, os, pathlib, re, signal, sys, threading, time
 import numpy as np
 from uopcheck.results import emit, DEFAULT_KINDS
 from uopcheck.atomic import atomic_write_json
-from uopcheck.argtypes import directory
+from uopcheck.argtypes import directory, positive
+from uopcheck.settings import GATE_FREIVALDS
 from uopcheck.fuzz.findings_io import EXIT_FAULT, EXIT_DIVERGED
 
 def add_arguments(p:argparse.ArgumentParser) -> None:
@@ -40,6 +41,9 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--gate-sample", type=int, default=8, metavar="K",
                  help="the reference checks each kernel on the edges and K random indices of every output range (seed: --seed); "
                       "the CPU check stays on every lane")
+  p.add_argument("--gate-freivalds", type=positive(int, zero=True), default=GATE_FREIVALDS, metavar="N",
+                 help="with a sampled reference, also check every lane of each contraction (matmul) kernel by N of Freivalds' random "
+                      f"projections, O(n^2) where the full reference is O(n^3) (0: off; default {GATE_FREIVALDS})")
   p.add_argument("--gate-full-reference", action="store_true", help="the reference checks every lane of every kernel (slow at scale)")
   p.add_argument("--gate-cpu-check", choices=("all", "distinct"), default="all",
                  help="all: the CPU re-runs every launch (device faults seen wherever they land); distinct: each kernel AST's first "
@@ -187,7 +191,8 @@ def _train(args) -> int:
     print(f"CPU gate: capturing the train step with TinyJit and checking every kernel of {len(gate_batches)} replay(s)...", flush=True)
     sample = None if args.gate_full_reference else (args.gate_sample, args.seed)
     gate_trainer, downgrade = _gate_trainer(trainer, args)
-    gate = CPUGate(gate_trainer, out / "gate", sample, args.gate_step_reference, args.gate_cpu_check).run(gate_batches, cosine_lr(start, train_cfg))
+    gate = CPUGate(gate_trainer, out / "gate", sample, args.gate_step_reference, args.gate_cpu_check,
+                   args.gate_freivalds).run(gate_batches, cosine_lr(start, train_cfg))
     gate.downgrade = downgrade
     emit(gate.result(), [*(getattr(args, "report", None) or DEFAULT_KINDS), "json"], out)   # the table; gate.json always (the run's record)
     logger.log_gate(gate)

@@ -5,14 +5,15 @@ library only (``train``'s options use them too)."""
 from __future__ import annotations
 import argparse, pathlib
 
-def positive(kind:type):
-  """An argparse type: a number of ``kind`` above zero (a budget or a count of 0 or less would do nothing and exit 0)."""
+def positive(kind:type, zero:bool=False):
+  """An argparse type: a number of ``kind`` above zero (a budget or a count of 0 or less would do nothing and exit 0);
+  ``zero=True``: 0 or more (a count where 0 means off)."""
   def parse(text:str):
     try: v = kind(text)
     except ValueError: raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not v > 0: raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    if not (v >= 0 if zero else v > 0): raise argparse.ArgumentTypeError(f"must be {'0 or more' if zero else 'above 0'}, got {text}")
     return v
-  parse.__name__ = f"positive {kind.__name__}"
+  parse.__name__ = f"{'non-negative' if zero else 'positive'} {kind.__name__}"
   return parse
 
 def directory(text:str) -> str:

@@ -66,6 +66,9 @@ GATE_RERUNS = 3
 # evaluated when its estimated cost (training.gate.step_reference_flops: fwd+bwd, twice) is at most this, else skipped
 # and the skip reported (README "Training": ~10-20 GFLOP/s measured here, so ~1-2 min)
 GATE_STEP_REFERENCE_MAX_FLOPS = 1e12
+# with a sampled reference, each kernel whose store is a sum of float contractions (a matmul's) is also checked on every
+# lane by Freivalds' projection (ref/freivalds.py): this many random +-1 vectors per launch (0: off; --gate-freivalds)
+GATE_FREIVALDS = 2
 # inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
 MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
 MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)

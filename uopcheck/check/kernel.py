@@ -120,7 +120,8 @@ class MemoryModel:
     undef[sl] = np.repeat(st.undefined, b.dtype.itemsize)
     written[sl] = True
 
-def _state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
+def state_from_bytes(u:UOp, raw:bytes|None) -> BufferState:
+  """a kernel argument's bytes as reference storage (not allocated: every element undefined)"""
   b = single_buffer(u)
   if raw is None: return BufferState(np.zeros(b.size, dtype=from_bytes(bytes(b.nbytes), b.dtype, (b.size,)).dtype), np.ones(b.size, bool))
   return BufferState.of(from_bytes(raw, b.dtype, (b.size,)))
@@ -134,7 +135,7 @@ def check_kernel_step(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
   ast, args = step.call.src[0], [a for a in step.call.src[1:] if not a.is_bound_var]
   kc = KernelCheck(step.index, step.name or f"kernel{step.index}", ops=len(ast.toposort()), device_s=step.device_s)
   interp = KernelInterpreter(ast, kc.name, var_vals, sample=sample)
-  bufs = {i: _state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}
+  bufs = {i: state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}
   st = time.perf_counter()
   try: out = interp.run(bufs)
   except KernelFault as e:   # the AST reads or writes out of bounds, or races: tinygrad's program is wrong, not the reference
@@ -145,7 +146,7 @@ def check_kernel_step(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
     return kc, None
   kc.ref_s = time.perf_counter() - st
   for slot in sorted(interp.stored_slots()):
-    dev = _state_from_bytes(args[slot], step.after[slot])
+    dev = state_from_bytes(args[slot], step.after[slot])
     at = np.flatnonzero(interp.written[slot]) if sample is not None else np.arange(out[slot].value.size)
     kc.lanes += len(at)
     c = compare(out[slot].value[at], dev.value[at], args[slot].dtype, tolerance_for(ast, args[slot].dtype), out[slot].undefined[at])
