@@ -191,6 +191,10 @@ def project(products:list[Product], r:np.ndarray, P:set[int], out:list[int], siz
     total = total + np.reshape(got, [sizes[i] if i in got_axes else 1 for i in rest_out])
   return total
 
+def random_signs(rng:np.random.Generator, shape:tuple[int, ...]) -> np.ndarray:
+  """Freivalds' vector: independent +-1 entries (a nonzero error row e has e.r == 0 with probability <= 1/2)"""
+  return rng.choice(np.array([-1.0, 1.0]), size=shape)
+
 def bound(tol:Tolerance, dt, roundings:int, mag:np.ndarray, count:int, summed:int) -> np.ndarray:
   """what a row's projection may differ by when each of its ``count`` lanes is within ``tol`` of the reference: per lane
   atol + rtol.|ref| (plus ``ulps`` of it), with |ref| <= the lane's magnitude bound times (1 + eps), the reference's own
@@ -249,7 +253,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
   for t in range(trials):
     P = set(usable[t % len(usable)])
     rshape = tuple(full[i] if i in P else 1 for i in range(col.ndim))
-    r = rng.choice(np.array([-1.0, 1.0]), size=rshape)
+    r = random_signs(rng, rshape)
     mag = project(products, r, P, out, sizes, True)
     if not np.isfinite(mag).all() or float(np.max(mag, initial=0)) > mag_limit: raise NotApplicable("a sum may overflow its dtype")
     if not np.isfinite(dev).all():

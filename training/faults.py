@@ -83,7 +83,8 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
   """Replay the captured step once, then inject ``k`` faults of each kind -- one element of a random kernel launch's output,
   one element of a random device-to-device copy, one element of one device's copy of a random replicated state tensor --
   each alone, each at a random element, and ask the gate's own check for that launch (``check_step_kernel`` with the
-  sampled reference, Freivalds' projections and the full reference, ``check_copy``, ``CPUGate._check_replicas``) whether it sees it. The state is restored."""
+  sampled reference, Freivalds' projections and the full reference, ``check_copy``, ``CPUGate._check_replicas``) whether it
+  sees it. The state is restored."""
   rng = np.random.default_rng(seed)
   tr, before = gate.trainer, gate.trainer.snapshot()
   log = step_captured(gate.capture, jit_inputs(gate._step_inputs(batch, lr)))

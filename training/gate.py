@@ -232,8 +232,8 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
   if sample is not None and freivalds > 0 and ref_out is not None:
     stored = _stored_slots(ast)
     ftol = tolerance_for(ast, args[stored[0]].buffer.dtype) if stored else Tolerance()
-    fv = check_contractions(ast, {i: state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}, {i: _values(args[i], step.after[i]) for i in stored},
-                            ftol, seed=sample[1], trials=freivalds, var_vals=var_vals, name=kc.name)
+    before, after = {i: state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}, {i: _values(args[i], step.after[i]) for i in stored}
+    fv = check_contractions(ast, before, after, ftol, seed=sample[1], trials=freivalds, var_vals=var_vals, name=kc.name)
     if fv.applies and not fv.ok and kc.ok: kc.ok, kc.error = False, f"Freivalds: {fv.why}"
   ref_s = time.perf_counter() - st
   if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
