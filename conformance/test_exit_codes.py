@@ -153,6 +153,27 @@ def test_ctrl_c_stops_within_a_second_writes_a_partial_report_and_exits_130(argv
   data = [json.loads(f.read_text()) for f in reports if f.name != "run.json"]
   assert data and (data[0].get("partial", {}).get(partial) is not None if partial == "rules_done" else data[0]["interrupted"]), out[-2000:]
 
+def _sleep_a_little() -> None:
+  import time
+  time.sleep(1.5)
+
+@pytest.mark.parametrize("ignored", [True, False])
+def test_a_worker_started_under_sigint_ignored_survives_a_ctrl_c_while_it_starts(ignored):
+  """the window that once hung the rules pool's teardown: a Ctrl-C sent to the process group while a spawned worker is
+  still importing killed it mid-start; started inside ``sigint_ignored`` it ignores SIGINT from its first instruction
+  (and without it, the same signal kills it: the test can fail)"""
+  import contextlib, multiprocessing as mp, os, signal
+  from uopcheck.interrupts import sigint_ignored
+  p = mp.get_context("spawn").Process(target=_sleep_a_little)
+  before = signal.signal(signal.SIGINT, signal.default_int_handler)   # as in a terminal (a test runner's worker may ignore it)
+  try:
+    with sigint_ignored() if ignored else contextlib.nullcontext(): p.start()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # this process's own Ctrl-C is back
+  finally: signal.signal(signal.SIGINT, before)
+  os.kill(p.pid, signal.SIGINT)   # at once: the child is still starting its interpreter
+  p.join(30)
+  assert (p.exitcode == 0) == ignored, p.exitcode
+
 def test_new_findings_beat_internal_errors_in_the_exit_code():
   from uopcheck.fuzz.findings_io import exit_code
   assert exit_code(new=2, internal=1) == 1 and exit_code(internal=1) == 3 and exit_code(new=1) == 1 and exit_code() == 0

@@ -24,6 +24,7 @@ from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import (FailureKind, crash_verdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX,
                                  validate_finding)
+from uopcheck.interrupts import sigint_ignored
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
@@ -273,7 +274,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
     p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events,
                                                profile, os.getpid(), device),
                     daemon=True)
-    p.start()
+    with sigint_ignored(): p.start()   # ignoring Ctrl-C from its first instruction (it also sets SIG_IGN itself, once imported)
     return p
   procs = {w: launch(w, 0) for w in range(workers)}
   offsets = {w: 0 for w in range(workers)}

@@ -689,8 +689,9 @@ def verify_all(only:list[str]|None=None, workers:int=2, progress:bool=True) -> l
   the table does not depend on the worker count or timing. Ctrl-C raises ``RulesInterrupted`` with the verdicts done."""
   import multiprocessing as mp
   from uopcheck.progress import bar
+  from uopcheck.interrupts import sigint_ignored
   keys = [r.key for r in all_rules(only)]
-  pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_quiet_worker)
+  with sigint_ignored(): pool = mp.get_context("spawn").Pool(max(1, workers), initializer=_quiet_worker)   # workers never see Ctrl-C
   out: list[RuleVerdict] = []
   try:
     for d in bar(pool.imap(_verify_key, keys), "rules", total=len(keys), unit="rules", enabled=progress):
