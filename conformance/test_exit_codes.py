@@ -170,6 +170,7 @@ def test_a_worker_started_under_sigint_ignored_survives_a_ctrl_c_while_it_starts
     with sigint_ignored() if ignored else contextlib.nullcontext(): p.start()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # this process's own Ctrl-C is back
   finally: signal.signal(signal.SIGINT, before)
+  assert p.pid is not None
   os.kill(p.pid, signal.SIGINT)   # at once: the child is still starting its interpreter
   p.join(30)
   assert (p.exitcode == 0) == ignored, p.exitcode
