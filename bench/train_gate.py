@@ -112,7 +112,7 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
   print(f"{'whole gate (capture + 1 validated step) / one TinyJit step':58s} {cold / jit_s:8.1f}x")
   gate.freivalds = fv
-  extrapolate(a, cfg, results[f"sampled reference (k={a.sample})"], a.reps)
+  extrapolate(a, cfg, results[f"sampled + Freivalds ({fv})"], a.reps)
 
 def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", devices:int=8, batch:int=16, accum:int=8) -> None:
   """The gate's cost for ``target`` on ``devices`` GPUs, from the rates measured here: FLOPs of one fwd+bwd step
@@ -128,6 +128,9 @@ def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", device
   cpu_s = ph.get("(in checks) CPU re-run", 0.0) * f_there / f_here
   ref_per_launch = ph.get("(in checks) reference", 0.0) / launches * (tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len)
   tref_s = ph.get("tensor-level reference", 0.0) * f_there / f_here
+  # Freivalds reads each contraction's operands and output once: its cost grows with tokens x width per device, not tokens x width^2
+  fv_scale = ((batch // devices) * tcfg.seq_len * tcfg.dim) / (a.batch_size // a.devices * cfg.seq_len * cfg.dim)
+  fv_per_launch = ph.get("(in checks) Freivalds", 0.0) / launches * fv_scale
   largest = (batch // devices) * tcfg.seq_len * tcfg.vocab_size * 4       # the logits of one device, float32
   state = 3 * tcfg.n_params() * 4                                          # weights, Adam m and v, float32
   print(f"\nextrapolated to {target} on {devices} devices (batch {batch} x {accum} accumulation of {tcfg.seq_len} tokens; "
@@ -137,6 +140,9 @@ def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", device
         f"({f_here / max(ph.get('(in checks) CPU re-run', 1e-9), 1e-9) / 1e9:.2f} GFLOP/s measured) -- dominates")
   print(f"  reference, sampled lanes   ~{ref_per_launch * launches_there / 3600:,.1f} h ({ref_per_launch * 1e3:.1f} ms per launch, "
         f"reductions {(tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len):.0f}x longer)")
+  if res.freivalds:
+    print(f"  Freivalds, every lane      ~{fv_per_launch * launches_there / 3600:,.1f} h ({fv_per_launch * 1e3:.1f} ms per launch, "
+          f"operands {fv_scale:.0f}x larger; the full reference instead: O(n^3), the CPU re-run's order)")
   print(f"  step-level reference      ~{tref_s / 3600:,.0f} h if run: --gate-step-reference auto skips it "
         f"({2 * f_there:.2g} FLOP > GATE_STEP_REFERENCE_MAX_FLOPS {GATE_STEP_REFERENCE_MAX_FLOPS:.2g})")
   print(f"  host memory                ~{(3 * largest + 3 * state) / 2**30:,.0f} GiB: the largest launch 3x {largest / 2**30:.1f} GiB "

@@ -146,3 +146,11 @@ def test_the_gate_s_kernel_check_adds_freivalds_to_the_sampled_lanes():
   assert on.ref_lanes == on.freivalds_lanes == M * N
   good = Step(0, step.call, step.before, [ref.tobytes(), a.tobytes(), b.tobytes()], 0.0, "matmul")
   assert check_step_kernel(good, {}, (3, 7), cpu=False, freivalds=2).ref_ok
+
+def test_an_out_of_bounds_lane_is_the_kernel_s_fault_never_a_silent_not_applicable():
+  """every lane is evaluated, so a lane the samples never reach can index out of bounds: that is KernelFault (the gate
+  blames the kernel AST), not a verdict that the check does not apply"""
+  from uopcheck.spec.errors import KernelFault
+  ast, bufs, ref = _matmul()
+  short = {**bufs, 2: BufferState.of(bufs[2].value[:-N])}   # B one row short: the reduction's last k reads past it
+  with pytest.raises(KernelFault, match="out-of-bounds"): _check(ast, short, ref)

@@ -22,7 +22,7 @@ import numpy as np
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
-from uopcheck.spec.errors import SpecError
+from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.spec.floats import Tolerance, EPS
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.numpy_dtypes import np_dtype
@@ -206,9 +206,12 @@ def bound(tol:Tolerance, dt, roundings:int, mag:np.ndarray, count:int, summed:in
 def check_contractions(ast:UOp, bufs:dict[int, BufferState], device_out:dict[int, np.ndarray], tol:Tolerance, seed:int, trials:int=2,
                        var_vals:dict[str, int]|None=None, name:str="kernel") -> FreivaldsVerdict:
   """Freivalds' check of kernel ``ast`` run on ``bufs`` (the arguments before the call), against ``device_out`` (what the
-  device left in each stored slot): ``trials`` projections on independent random +-1 vectors (see the module docstring)."""
+  device left in each stored slot): ``trials`` projections on independent random +-1 vectors (see the module docstring).
+  Raises ``KernelFault`` when a lane reads or writes out of bounds (the kernel AST is wrong on a lane a sample missed)."""
   try: return _check(ast, bufs, device_out, tol, seed, trials, var_vals, name)
   except NotApplicable as e: return FreivaldsVerdict(False, why=str(e))
+  except KernelFault: raise   # a lane no sample reached reads or writes out of bounds: the kernel AST's fault, the caller's verdict
+  except SpecError as e: return FreivaldsVerdict(False, why=f"the reference could not evaluate every lane: {e}")
 
 def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> FreivaldsVerdict:
   col = _Collector(ast, name, var_vals)

@@ -29,7 +29,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp
 from tinygrad.helpers import ansistrip, Context
 from tinygrad.device import MultiBuffer
-from uopcheck.spec.errors import SpecError, first_line
+from uopcheck.spec.errors import SpecError, KernelFault, first_line
 from uopcheck.atomic import replacing, atomic_write_json
 from uopcheck.results import Column, Table, Result
 from uopcheck.results.render import TERM
@@ -215,8 +215,9 @@ class StepKernelVerdict:
   detail: str
   tolerance: Tolerance|None
   ref_lanes: int = 0     # output elements the reference checked
-  ref_s: float = 0.0     # seconds in the reference (Freivalds' check included), and in the CPU's re-run
+  ref_s: float = 0.0     # seconds in the reference (sampled or every lane), in the CPU's re-run, and in Freivalds' check
   cpu_s: float = 0.0
+  freivalds_s: float = 0.0
   freivalds_lanes: int = 0   # output elements Freivalds' projections covered (0: not asked, or the kernel is not a contraction)
   freivalds_ok: bool = True
   lanes_ok: bool = True      # the reference's verdict on the lanes it evaluated (every lane, or the sampled ones), Freivalds apart
@@ -228,17 +229,20 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
   ``freivalds`` > 0, on every lane of a contraction kernel by that many of Freivalds' projections (``ref.freivalds``)"""
   ast, args, st = step.call.src[0], _args(step.call), time.perf_counter()
   kc, ref_out = check_kernel_step(step, var_vals, sample)
-  fv, lanes_ok = None, kc.ok
+  fv, lanes_ok, fst = None, kc.ok, time.perf_counter()
   if sample is not None and freivalds > 0 and ref_out is not None:
     stored = _stored_slots(ast)
     ftol = tolerance_for(ast, args[stored[0]].buffer.dtype) if stored else Tolerance()
     before, after = {i: state_from_bytes(a, step.before[i]) for i, a in enumerate(args)}, {i: _values(args[i], step.after[i]) for i in stored}
-    fv = check_contractions(ast, before, after, ftol, seed=sample[1], trials=freivalds, var_vals=var_vals, name=kc.name)
-    if fv.applies and not fv.ok and kc.ok: kc.ok, kc.error = False, f"Freivalds: {fv.why}"
-  ref_s = time.perf_counter() - st
+    try:
+      fv = check_contractions(ast, before, after, ftol, seed=sample[1], trials=freivalds, var_vals=var_vals, name=kc.name)
+      if fv.applies and not fv.ok and kc.ok: kc.ok, kc.error = False, f"Freivalds: {fv.why}"
+    except KernelFault as e:   # out of bounds on a lane the samples did not reach: the kernel AST's fault (a tinygrad verdict)
+      kc.ok, kc.error, kc.stage = False, str(e), KERNEL_AST
+  fv_s, ref_s = time.perf_counter() - fst, fst - st
   if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals) if cpu else [], 0.0, True, "", None
-  cpu_s = time.perf_counter() - st - ref_s
+  cpu_s = time.perf_counter() - st - ref_s - fv_s
   for slot in _stored_slots(ast) if cpu else ():
     a = args[slot]
     tol = tolerance_for(ast, a.buffer.dtype)
@@ -251,7 +255,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
                                                   f"buffer {kc.buffer} vs ref at {kc.first_index}: ref={kc.ref_value!r} device={kc.fast_value!r}")
   fl, fok = (fv.lanes, fv.ok) if fv is not None and fv.applies else (0, True)
   # Freivalds' projections cover every lane of the kernel
-  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, fl or kc.lanes, ref_s, cpu_s, fl, fok, lanes_ok)
+  return StepKernelVerdict(cpu_err, kc.max_err, cpu_ok, kc.ok, detail, tol, fl or kc.lanes, ref_s, cpu_s, fv_s, fl, fok, lanes_ok)
 
 def check_copy(step:Step) -> tuple[bool, str]:
   """A device-to-device copy (``exec_copy``: argument 0 the destination, 1 the source) must deliver the bytes sent."""
@@ -458,7 +462,8 @@ class CPUGate:
       v = check_step_kernel(step, var_vals, kseed, cpu, self.freivalds)
       res.ref_lanes += v.ref_lanes
       res.freivalds_lanes += v.freivalds_lanes
-      for phase, s in (("(in checks) reference", v.ref_s), ("(in checks) CPU re-run", v.cpu_s)): res.phases[phase] = res.phases.get(phase, 0.0) + s
+      for phase, s in (("(in checks) reference", v.ref_s), ("(in checks) Freivalds", v.freivalds_s), ("(in checks) CPU re-run", v.cpu_s)):
+        if s: res.phases[phase] = res.phases.get(phase, 0.0) + s
       stored = sum(single_buffer(a).size for i, a in enumerate(_args(step.call)) if i in _stored_slots(step.call.src[0]))
       res.lanes += stored
       res.cpu_lanes += stored if cpu else 0
