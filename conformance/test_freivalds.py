@@ -154,3 +154,21 @@ def test_an_out_of_bounds_lane_is_the_kernel_s_fault_never_a_silent_not_applicab
   ast, bufs, ref = _matmul()
   short = {**bufs, 2: BufferState.of(bufs[2].value[:-N])}   # B one row short: the reduction's last k reads past it
   with pytest.raises(KernelFault, match="out-of-bounds"): _check(ast, short, ref)
+
+def test_a_contraction_rounded_to_half_and_stored_as_float_is_bounded_at_half_s_rounding():
+  """(a.half() @ b.half()).float(): half products summed in float32 (REDUCE(ADD, CAST(MUL)): a contraction here too),
+  rounded to half on the way to a float32 store; the bound must count those roundings at half's eps (2**-10), not the
+  stored float32's (it once counted each rounding at the store's eps)"""
+  a, b = _operands(4)
+  ast = _kernel(lambda: (Tensor(a).half() @ Tensor(b).half()).float())
+  params = KernelInterpreter(ast).params()
+  bufs = {s: BufferState.of(np.zeros(M * N, np.float32) if s == 0 else (a if p.max_numel() == M * K else b).astype(np.float16))
+          for s, p in params.items()}
+  ref = KernelInterpreter(ast).run(bufs)[0].value
+  assert ref.dtype == np.float32 and np.array_equal(ref, ref.astype(np.float16).astype(np.float32))   # float32 holding half values
+  for seed in range(4):
+    v = _check(ast, bufs, ref, seed)
+    assert v.applies and v.ok, (seed, v)
+  bad = ref.copy()
+  bad[M * N // 3] += 20.0   # at half's rounding a row's bound is ~3 (0.2% of its ~1400 magnitude): a lane must be further off
+  assert not _check(ast, bufs, bad).ok

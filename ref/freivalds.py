@@ -21,11 +21,11 @@ from math import prod
 import numpy as np
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
-from tinygrad.dtype import dtypes
+from tinygrad.dtype import dtypes, DType
 from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.spec.floats import Tolerance, EPS
 from uopcheck.spec.alu import Lanes
-from uopcheck.spec.numpy_dtypes import np_dtype
+from uopcheck.spec.numpy_dtypes import max_finite, finite_abs
 from uopcheck.ref.elementwise import commit
 from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
 
@@ -72,12 +72,27 @@ class _Collector(KernelInterpreter):
   store's address are recorded instead (``contraction``, ``store``); ``linear`` then reads the store's value as Products."""
   def __init__(self, ast:UOp, name:str, var_vals:dict[str, int]|None):
     super().__init__(ast, name, var_vals)
+    # mixed precision: REDUCE(ADD, CAST(MUL(x, y))), each product rounded to the MUL's narrower float before the sum (half or
+    # bfloat16 products summed in float32). The interpreter evaluates those lane by lane; here they are contractions too,
+    # the products' rounding counted (eps of the MUL's dtype) and their overflow ruled out (``_contract``)
+    self.product_dtype: dict[UOp, DType] = {}
+    consumers: dict[UOp, int] = {}
+    for u in self.order:
+      for x in u.src: consumers[x] = consumers.get(x, 0) + 1
+    for u in self.order:
+      if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD or u in self.fused: continue
+      c = u.src[0]
+      if c.op is Ops.CAST and len(c.src[0].src) == 2 and c.src[0].op is Ops.MUL and dtypes.is_float(c.dtype) and \
+         dtypes.is_float(c.src[0].dtype) and c.dtype == u.dtype and u.dtype not in dtypes.weaks and consumers[c] == consumers[c.src[0]] == 1:
+        self.fused.add(u)
+        self.deferred |= {c, c.src[0]}
+        self.product_dtype[u] = c.src[0].dtype
     self.tainted: set[UOp] = set()
     for u in self.order:
       if u in self.fused or any(s in self.tainted for s in u.src): self.tainted.add(u)
     self.operands: dict[UOp, tuple[Lanes, Lanes]] = {}
     self.stores: list[_Store] = []
-    self.forms: dict[UOp, tuple[list[Term], int]] = {}
+    self.forms: dict[UOp, tuple[list[Term], float]] = {}
 
   def _eval(self, u:UOp):
     if u.op is Ops.STORE: return self._store(u)
@@ -86,7 +101,11 @@ class _Collector(KernelInterpreter):
 
   def _contract(self, u:UOp):
     """record the contraction's operands, at the MUL's dtype; its value is never built"""
-    x, y = (commit(self._grid(self._value(a)), a.dtype, u.src[0].dtype) for a in u.src[0].src)
+    mul = u.src[0] if u.src[0].op is Ops.MUL else u.src[0].src[0]
+    x, y = (commit(self._grid(self._value(a)), a.dtype, mul.dtype) for a in mul.src)
+    if u in self.product_dtype and (top := max_finite(mul.dtype)) is not None:
+      def largest(v:Lanes) -> float: return float(np.max(finite_abs(np.asarray(v.value, np.float64)), initial=0))
+      if largest(x) * largest(y) > top / 2: raise NotApplicable(f"a product may overflow {mul.dtype} before the sum")
     self.operands[u] = (x, y)
 
   def _store(self, u:UOp) -> None:
@@ -111,35 +130,39 @@ class _Collector(KernelInterpreter):
     if not np.isfinite(v).all(): raise NotApplicable(f"{what} holds a value that is not finite")
     return v
 
-  def linear(self, u:UOp) -> tuple[list[Term], int]:
-    """the value of ``u`` as a sum of Terms -- read from the AST alone, before anything is evaluated -- and how many ops on
-    the way round a result (the reference's own rounding)"""
+  def linear(self, u:UOp) -> tuple[list[Term], float]:
+    """the value of ``u`` as a sum of Terms -- read from the AST alone, before anything is evaluated -- and the relative
+    rounding the reference adds on the way (each rounding op's eps at its own dtype: a half contraction cast to float
+    rounds at half's)"""
     if (hit := self.forms.get(u)) is None: hit = self.forms[u] = self._linear(u)
     if len(hit[0]) > MAX_TERMS: raise NotApplicable(f"the stored value expands to more than {MAX_TERMS} products")
     return hit
 
-  def _linear(self, u:UOp) -> tuple[list[Term], int]:
-    if u not in self.tainted: return [Term((u,))], 0
-    if u in self.fused: return [Term(((u, 0), (u, 1)), frozenset(u.src[1:]))], 1
+  def _linear(self, u:UOp) -> tuple[list[Term], float]:
+    if u not in self.tainted: return [Term((u,))], 0.0   # the reference's own value of a node that reads no contraction
+    eps = EPS.get(u.dtype, 2.0**-7)   # a float dtype the table lacks: bfloat16's (the coarsest but fp8's)
+    if u in self.fused:   # float64 sum, rounded once; mixed precision: each product rounded first
+      narrow = EPS.get(self.product_dtype[u], 2.0**-7) if u in self.product_dtype else 0.0
+      return [Term(((u, 0), (u, 1)), frozenset(u.src[1:]))], eps + narrow
     if u.op is Ops.ADD or u.op is Ops.SUB:
       (a, ra), (b, rb) = self.linear(u.src[0]), self.linear(u.src[1])
-      return a + ([t.negated() for t in b] if u.op is Ops.SUB else b), max(ra, rb) + 1
+      return a + ([t.negated() for t in b] if u.op is Ops.SUB else b), max(ra, rb) + eps
     if u.op is Ops.NEG:
       a, ra = self.linear(u.src[0])
       return [t.negated() for t in a], ra
     if u.op is Ops.MUL and sum(s in self.tainted for s in u.src) == 1:
       lin, plain = (u.src[0], u.src[1]) if u.src[0] in self.tainted else (u.src[1], u.src[0])
       a, ra = self.linear(lin)
-      return [Term((*t.factors, plain), t.red, t.sign) for t in a], ra + 1
+      return [Term((*t.factors, plain), t.red, t.sign) for t in a], ra + eps
     if u.op is Ops.CAST and dtypes.is_float(u.dtype) and dtypes.is_float(u.src[0].dtype):
       a, ra = self.linear(u.src[0])
-      return a, ra + 1
+      return a, ra + eps
     if u.op is Ops.REDUCE and (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is Ops.ADD:
       a, ra = self.linear(u.src[0])
       more = frozenset(u.src[1:])
       if any({self.axis[r] for r in t.red} & {self.axis[r] for r in more} for t in a):
         raise NotApplicable("a nested reduction shares a grid axis with the one it sums")
-      return [Term(t.factors, t.red | more, t.sign) for t in a], ra + 1
+      return [Term(t.factors, t.red | more, t.sign) for t in a], ra + eps   # float64 sum, rounded once
     raise NotApplicable(f"a contraction flows through {u.op.name}, which is not linear")
 
   def product(self, t:Term) -> Product:
@@ -195,13 +218,14 @@ def random_signs(rng:np.random.Generator, shape:tuple[int, ...]) -> np.ndarray:
   """Freivalds' vector: independent +-1 entries (a nonzero error row e has e.r == 0 with probability <= 1/2)"""
   return rng.choice(np.array([-1.0, 1.0]), size=shape)
 
-def bound(tol:Tolerance, dt, roundings:int, mag:np.ndarray, count:int, summed:int) -> np.ndarray:
+def bound(tol:Tolerance, dt, slack:float, mag:np.ndarray, count:int, summed:int) -> np.ndarray:
   """what a row's projection may differ by when each of its ``count`` lanes is within ``tol`` of the reference: per lane
-  atol + rtol.|ref| (plus ``ulps`` of it), with |ref| <= the lane's magnitude bound times (1 + eps), the reference's own
-  ``roundings`` roundings (eps each) of that magnitude, and this module's float64 sums over ``summed`` terms"""
+  atol + rtol.|ref| (plus ``ulps`` of it), with |ref| <= the lane's magnitude bound ``mag`` times (1 + slack + eps); the
+  reference's own rounding (``slack``, relative) and the store's (eps of ``dt``) of that magnitude; and this module's
+  float64 sums over ``summed`` terms"""
   eps = EPS[dt]
-  rtol = float(np.max(tol.rtol)) + (tol.ulps + roundings + 1) * eps
-  return (float(np.max(tol.atol)) * count + rtol * (1 + eps) * mag) * 1.001 + summed * 2.0**-50 * mag
+  rel = float(np.max(tol.rtol)) + tol.ulps * eps
+  return (float(np.max(tol.atol)) * count + (rel * (1 + slack + eps) + slack + eps) * mag) * 1.001 + summed * 2.0**-50 * mag
 
 def check_contractions(ast:UOp, bufs:dict[int, BufferState], device_out:dict[int, np.ndarray], tol:Tolerance, seed:int, trials:int=2,
                        var_vals:dict[str, int]|None=None, name:str="kernel") -> FreivaldsVerdict:
@@ -221,7 +245,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
   value, dt = stores[0].src[1], stores[0].src[0].dtype
   if value not in col.tainted: raise NotApplicable("the store's value reads no contraction")
   if not dtypes.is_float(dt) or dt not in EPS: raise NotApplicable(f"stored dtype {dt} is not a float")
-  terms, roundings = col.linear(value)   # from the AST alone: a kernel this check does not fit is never evaluated
+  terms, slack = col.linear(value)   # from the AST alone: a kernel this check does not fit is never evaluated
   col.check_cost(bufs)
   col.run(bufs)
   st = col.stores[0]
@@ -249,7 +273,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
       if own and own not in cands: cands.append(own)
   if frozenset(out) not in cands: cands.append(frozenset(out))   # last: every output lane in one sum (a dot product per lane)
   rng = np.random.default_rng(seed)
-  mag_limit = float(np.finfo(np_dtype(dt)).max) / 4 if np_dtype(dt) in (np.float16, np.float32, np.float64) else 3e38 / 4
+  mag_limit = (max_finite(dt) or 3e38) / 4
   verdict = FreivaldsVerdict(True, lanes=lanes)
   usable = [P for P in cands if cheap(products, set(P), out, sizes)]
   if not usable: raise NotApplicable("no output axes to project on without building the full product")
@@ -268,7 +292,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
       lhs = _einsum([_operand(dev), _operand(r)], rest).reshape(mag.shape)
     rhs = project(products, r, P, out, sizes, False)
     summed = sum(sizes.values())
-    b = bound(tol, dt, roundings, mag, prod(full[i] for i in P), summed)
+    b = bound(tol, dt, slack, mag, prod(full[i] for i in P), summed)
     excess = np.abs(lhs - rhs) / np.maximum(b, np.finfo(np.float64).tiny)
     verdict.projections, verdict.max_excess = t + 1, max(verdict.max_excess, float(np.max(excess, initial=0)))
     if (excess > 1).any():
