@@ -232,7 +232,9 @@ def check_contractions(ast:UOp, bufs:dict[int, BufferState], device_out:dict[int
   """Freivalds' check of kernel ``ast`` run on ``bufs`` (the arguments before the call), against ``device_out`` (what the
   device left in each stored slot): ``trials`` projections on independent random +-1 vectors (see the module docstring).
   Raises ``KernelFault`` when a lane reads or writes out of bounds (the kernel AST is wrong on a lane a sample missed)."""
-  try: return _check(ast, bufs, device_out, tol, seed, trials, var_vals, name)
+  try:
+    with np.errstate(invalid="ignore", over="ignore"):   # a value that is not finite is a verdict here, never a warning
+      return _check(ast, bufs, device_out, tol, seed, trials, var_vals, name)
   except NotApplicable as e: return FreivaldsVerdict(False, why=str(e))
   except KernelFault: raise   # a lane no sample reached reads or writes out of bounds: the kernel AST's fault, the caller's verdict
   except SpecError as e: return FreivaldsVerdict(False, why=f"the reference could not evaluate every lane: {e}")

@@ -239,7 +239,7 @@ def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]
       if fv.applies and not fv.ok and kc.ok: kc.ok, kc.error = False, f"Freivalds: {fv.why}"
     except KernelFault as e:   # out of bounds on a lane the samples did not reach: the kernel AST's fault (a tinygrad verdict)
       kc.ok, kc.error, kc.stage = False, str(e), KERNEL_AST
-  fv_s, ref_s = time.perf_counter() - fst, fst - st
+  fv_s, ref_s = time.perf_counter() - fst if fv is not None else 0.0, fst - st
   if ref_out is None and kc.stage != KERNEL_AST: return StepKernelVerdict(0.0, 0.0, True, False, f"reference: {kc.error}", None, ref_s=ref_s)
   cpu_after, cpu_err, cpu_ok, detail, tol = run_on_cpu(step, var_vals) if cpu else [], 0.0, True, "", None
   cpu_s = time.perf_counter() - st - ref_s - fv_s
