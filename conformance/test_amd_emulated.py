@@ -100,14 +100,18 @@ def test_a_failure_on_the_emulated_path_is_attributed_before_it_is_filed():
   assert r["emulator_crash"] == ["emulator", "emulator", "crash: RuntimeError: [emu] Failed to compile"], r
 
 @pytest.mark.slow
-def test_the_training_gate_passes_a_train_step_on_the_emulated_amd_path(tmp_path):
-  """the gate on the AMD path (RDNA3, gfx1100): every kernel of the JIT-captured step, compiled by tinygrad's AMD backend and
-  run on the mock, against the CPU re-run and the reference; then the run trains. (gfx950 segfaults inside the emulator in
-  the step's 127th kernel launch: README, "The production path in emulation".)"""
+def test_the_training_gate_passes_a_data_parallel_train_step_on_the_emulated_amd_path(tmp_path):
+  """the gate on the AMD path (RDNA3, gfx1100), data parallel over two emulated GPUs: every kernel launch of the JIT-captured
+  step on each device -- the all-reduce's kernels included -- compiled by tinygrad's AMD backend and run on the mock,
+  against the CPU re-run and the reference; every AMD -> AMD:1 copy byte for byte; the replicas identical after the step;
+  then the run trains. (gfx950 segfaults inside the emulator in the step's 127th kernel launch: README, "The production
+  path in emulation".)"""
   p = subprocess.run([sys.executable, "-m", "uopcheck.cli", "train", "--config", "tiny", "--layers", "1", "--seq-len", "16", "--batch-size", "4",
-                      "--steps", "2", "--validate", "--device", "MOCK+AMD", "--no-wandb", "--out", str(tmp_path / "o")],
+                      "--steps", "2", "--validate", "--device", "MOCK+AMD", "--devices", "2", "--no-wandb", "--out", str(tmp_path / "o")],
                      capture_output=True, text=True, cwd=ROOT, timeout=900, env={k: v for k, v in os.environ.items() if k != "DEV"})
   assert p.returncode == 0 and "gate: PASS" in p.stdout and "trained steps 0..1" in p.stdout, p.stdout[-3000:] + p.stderr[-2000:]
   import re
-  m = re.search(r"(\d+) distinct kernels and \d+ distinct copies, (\d+) launches", p.stdout)
-  assert m and int(m.group(1)) >= 30, p.stdout[-2000:]
+  m = re.search(r"(\d+) distinct kernels and (\d+) distinct copies, (\d+) launches", p.stdout)
+  assert m and int(m.group(1)) >= 30 and int(m.group(2)) >= 2, p.stdout[-2000:]
+  assert "on 2 device(s)" in p.stdout and "replicas identical on all 2 devices: yes" in p.stdout, p.stdout[-2000:]
+  assert re.search(r"copy AMD -> AMD:1 [\d,]+ B .* PASS", p.stdout) and re.search(r"copy AMD:1 -> AMD [\d,]+ B .* PASS", p.stdout), p.stdout[-3000:]
