@@ -244,3 +244,10 @@ def test_the_symbolic_constant_meets_the_protocol_spec_declares():
   t = z3.Int("c0")
   assert isinstance(SymInt(3, t), SymbolicConst) and term_of(SymInt(3, t)) is t
   assert term_of(3) is None and not isinstance(3, SymbolicConst)
+
+def test_every_rule_given_its_own_budget_exists():
+  """RULE_BUDGET_SCALE names rules by key: a key that names no rule (tinygrad moved a line) would silently drop the budget"""
+  from uopcheck.settings import RULE_BUDGET_SCALE
+  from uopcheck.fuzz.rule_verify import all_rules
+  keys = {r.key for r in all_rules()}
+  assert RULE_BUDGET_SCALE and set(RULE_BUDGET_SCALE) <= keys, set(RULE_BUDGET_SCALE) - keys

@@ -40,9 +40,10 @@ SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
-from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT
+from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT, RULE_BUDGET_SCALE
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
-BUDGET_TEXT = f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule"
+BUDGET_TEXT = (f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule "
+               f"(x{max(RULE_BUDGET_SCALE.values(), default=1)} for the rules RULE_BUDGET_SCALE names)")
 class Decision(enum.StrEnum):
   """What a verifier decided for one rule at one dtype (and, worst first, for the rule); the values are the report's words"""
   REFUTED = "refuted"    # a counterexample, confirmed by the numpy spec
@@ -595,7 +596,8 @@ def worst_of(verdicts:Iterable[Decision]) -> Decision: return min(verdicts, key=
 
 def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUDGET, with_floats:bool=True) -> RuleVerdict:
   st = time.perf_counter()
-  queries = Budget(MAX_QUERIES, RULE_RLIMIT)
+  scale = RULE_BUDGET_SCALE.get(rule.key, 1)
+  queries = Budget(MAX_QUERIES * scale, RULE_RLIMIT * scale)
   per_dt: dict[str, Decision] = {}
   whys, paths, cex = [], 0, None
   for dt in MAIN_DTYPES:
