@@ -27,7 +27,7 @@ from uopcheck.spec.floats import Tolerance, EPS
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.numpy_dtypes import max_finite, finite_abs
 from uopcheck.ref.elementwise import commit
-from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState
+from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState, consumer_counts
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_TERMS = 64    # a stored value that expands to more products than this is left to the sampled check
@@ -69,16 +69,15 @@ class _Store:
 
 class _Collector(KernelInterpreter):
   """The interpreter with every node that reads a fused contraction left unevaluated: the contractions' operands and the
-  store's address are recorded instead (``contraction``, ``store``); ``linear`` then reads the store's value as Products."""
+  store's address are recorded instead (``_contract``, ``_store``); ``linear`` reads the store's value as Terms from the
+  AST, and ``product`` gives each Term its values once ``run`` has evaluated the rest."""
   def __init__(self, ast:UOp, name:str, var_vals:dict[str, int]|None):
     super().__init__(ast, name, var_vals)
     # mixed precision: REDUCE(ADD, CAST(MUL(x, y))), each product rounded to the MUL's narrower float before the sum (half or
     # bfloat16 products summed in float32). The interpreter evaluates those lane by lane; here they are contractions too,
     # the products' rounding counted (eps of the MUL's dtype) and their overflow ruled out (``_contract``)
     self.product_dtype: dict[UOp, DType] = {}
-    consumers: dict[UOp, int] = {}
-    for u in self.order:
-      for x in u.src: consumers[x] = consumers.get(x, 0) + 1
+    consumers = consumer_counts(self.order)
     for u in self.order:
       if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD or u in self.fused: continue
       c = u.src[0]

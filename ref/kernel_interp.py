@@ -281,11 +281,16 @@ def _indexed_param(idx:UOp) -> UOp|None:
      all(c.op is Ops.CONST for c in b.src[1].src) and len(idx.src) == 1 + len(b.src[1].src): return b.src[0]
   return None
 
-def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
-  """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, those MULs)."""
+def consumer_counts(order:list[UOp]) -> dict[UOp, int]:
+  """how many nodes read each node (a source read twice by one node counts twice)"""
   consumers: dict[UOp, int] = {}
   for u in order:
     for s in u.src: consumers[s] = consumers.get(s, 0) + 1
+  return consumers
+
+def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
+  """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, those MULs)."""
+  consumers = consumer_counts(order)
   fused, deferred = set(), set()
   for u in order:
     if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD: continue
