@@ -172,3 +172,26 @@ def test_a_contraction_rounded_to_half_and_stored_as_float_is_bounded_at_half_s_
   bad = ref.copy()
   bad[M * N // 3] += 20.0   # at half's rounding a row's bound is ~3 (0.2% of its ~1400 magnitude): a lane must be further off
   assert not _check(ast, bufs, bad).ok
+
+def test_a_sampled_gate_checks_every_lane_of_a_kernel_whose_full_run_costs_no_more_than_its_inputs():
+  """sampling saves only where a full run spans a product of ranges: an elementwise kernel is checked on every lane even
+  with a sampled reference (a wrong interior lane the samples miss is caught), a matmul stays sampled"""
+  from uopcheck.training.gate import full_is_cheap
+  a, b = _operands()
+  c = np.random.default_rng(5).standard_normal((M, K)).astype(np.float32)
+  ast = _kernel(lambda: Tensor(a) * 2 + Tensor(c))
+  bufs = _bufs(ast, a, c)
+  ref = KernelInterpreter(ast).run(bufs)[0].value
+  sampled = KernelInterpreter(ast, sample=(3, 7))
+  sampled.run(bufs)
+  miss = next(i for i in range(M * K) if not sampled.written[0][i])
+  bad = ref.copy()
+  bad[miss] += 1.0
+  args = [UOp.new_buffer(Device.DEFAULT, M * K, dtypes.float32) for _ in range(3)]
+  step = Step(0, ast.call(*args), [np.zeros(M * K, np.float32).tobytes(), bufs[1].value.tobytes(), bufs[2].value.tobytes()],
+              [bad.tobytes(), bufs[1].value.tobytes(), bufs[2].value.tobytes()], 0.0, "elementwise")
+  assert full_is_cheap(ast) and check_kernel_step(step, {}, sample=(3, 7))[0].ok   # the samples alone miss it
+  v = check_step_kernel(step, {}, (3, 7), cpu=False)
+  assert not v.ref_ok and v.lanes_ok is False and v.ref_lanes == M * K, v
+  mm, _, _ = _matmul()
+  assert not full_is_cheap(mm)   # M.N.K = 40x its largest buffer

@@ -116,12 +116,10 @@ class _Collector(KernelInterpreter):
   def check_cost(self, bufs:dict[int, BufferState]) -> None:
     """every node this check evaluates spans at most COST_FACTOR times the largest buffer's lanes (a kernel whose other
     part spans a product of ranges -- an unfused reduction -- costs as much as the full reference: not this check's)"""
-    def end(r:UOp) -> int: return int(r.src[0].arg) if r.src[0].op is Ops.CONST else int(r.src[0].vmax)
     limit = COST_FACTOR * max((b.value.size for b in bufs.values()), default=1)
-    for u in self.order:
-      if (u in self.tainted and u not in self.fused) or u in self.deferred: continue
-      if (n := prod(end(r) for r in self.open_in[u] | ({u} if u.op is Ops.RANGE else set()))) > limit:
-        raise NotApplicable(f"{u.op.name} spans {n:,} lanes, more than {COST_FACTOR}x the largest buffer (the full reference's cost)")
+    n, u = self.widest({u for u in self.order if (u in self.tainted and u not in self.fused) or u in self.deferred})
+    if n > limit and u is not None:
+      raise NotApplicable(f"{u.op.name} spans {n:,} lanes, more than {COST_FACTOR}x the largest buffer (the full reference's cost)")
 
   def float64(self, x:Lanes, what:str) -> np.ndarray:
     if np.asarray(x.undefined).any() or np.asarray(x.ub_overflow).any(): raise NotApplicable(f"{what} has undefined lanes")

@@ -95,6 +95,20 @@ class KernelInterpreter:
       self.output_ranges = {r for u in self.order if u.op is Ops.END for r in u.src[1:] if r.op is Ops.RANGE}
     except Exception as e: raise SpecError(f"kernel {name}: malformed kernel AST: {type(e).__name__}: {e}") from None
 
+  def lanes(self, u:UOp) -> int:
+    """the lanes node ``u`` spans in a full run: the product of the ends of the ranges open in it (a RANGE: its own)"""
+    def end(r:UOp) -> int: return int(r.src[0].arg) if r.src[0].op is Ops.CONST else int(r.src[0].vmax)
+    return prod(end(r) for r in self.open_in[u] | ({u} if u.op is Ops.RANGE else set()))
+
+  def widest(self, skip:set[UOp]|frozenset[UOp]=frozenset()) -> tuple[int, UOp|None]:
+    """the node (not in ``skip``) a full run spans the most lanes at, and how many: a contraction's MUL spans its product
+    (the einsum's work, M.N.K for a matmul), an elementwise kernel its output"""
+    return max(((self.lanes(u), u) for u in self.order if u not in skip), key=lambda t: t[0], default=(0, None))
+
+  def largest_buffer(self) -> int:
+    """the element count of the kernel's largest global buffer argument"""
+    return max((_param_size(p) for p in self.params().values()), default=1)
+
   def params(self) -> dict[int, UOp]:
     return {u.arg.slot: u for u in self.order if u.op is Ops.PARAM and u.arg.addrspace is AddrSpace.GLOBAL}
 

@@ -44,7 +44,7 @@ from uopcheck.fast.runner import hcq2_mode, hcq2_active
 from uopcheck.fast.stepper import Step, snapshot, restore, run_call, single_buffer
 from uopcheck.check.kernel import check_kernel_step, tolerance_for, KERNEL_AST, state_from_bytes
 from uopcheck.fast.jit_capture import JitCapture, recording_jit, iter_captured, jit_inputs
-from uopcheck.settings import GATE_RERUNS, GATE_STEP_REFERENCE_MAX_FLOPS, GATE_FREIVALDS
+from uopcheck.settings import GATE_RERUNS, GATE_STEP_REFERENCE_MAX_FLOPS, GATE_FREIVALDS, GATE_FULL_IF_CHEAP
 
 @dataclass
 class KernelRow:
@@ -103,7 +103,8 @@ class GateResult:
 
   def sampling(self) -> str:
     if self.sample is None: return "every lane"
-    return (f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]})"
+    return (f"edges + {self.sample[0]} random indices per output range (seed {self.sample[1]}) where a full run spans a product of ranges, "
+            f"every lane elsewhere"
             + (f", and every lane of each contraction kernel by Freivalds' check ({self.freivalds} projections)" if self.freivalds else ""))
 
   @property
@@ -205,6 +206,14 @@ def run_on_cpu(step:Step, var_vals:dict[str, int]) -> list[bytes|None]:
 @functools.lru_cache(maxsize=4096)
 def _stored_slots(ast:UOp) -> tuple[int, ...]: return tuple(sorted(KernelInterpreter(ast).stored_slots()))
 
+@functools.lru_cache(maxsize=4096)
+def full_is_cheap(ast:UOp) -> bool:
+  """whether the reference's full run of kernel ``ast`` spans at most GATE_FULL_IF_CHEAP times its largest buffer
+  (elementwise kernels, plain reductions): then a sampled gate checks it on every lane too, as sampling only saves where a
+  run spans a product of ranges (a matmul's M.N.K)"""
+  k = KernelInterpreter(ast, check_spec=False)
+  return k.widest()[0] <= GATE_FULL_IF_CHEAP * k.largest_buffer()
+
 @dataclass
 class StepKernelVerdict:
   """one kernel call checked twice: the device's output against tinygrad's CPU and against uopcheck's reference"""
@@ -225,9 +234,11 @@ class StepKernelVerdict:
 def check_step_kernel(step:Step, var_vals:dict[str, int], sample:tuple[int, int]|None=None, cpu:bool=True,
                       freivalds:int=0) -> StepKernelVerdict:
   """all lanes against the CPU's re-run of the same AST (``cpu=False``: not re-run); the reference on every lane, or
-  (``sample=(k, seed)``) on the edges and k random indices of each output range (``ref.kernel_interp``) and, with
-  ``freivalds`` > 0, on every lane of a contraction kernel by that many of Freivalds' projections (``ref.freivalds``)"""
+  (``sample=(k, seed)``) on the edges and k random indices of each output range (``ref.kernel_interp``) -- every lane still
+  where that costs no more than the inputs (``full_is_cheap``) -- and, with ``freivalds`` > 0, on every lane of a sampled
+  contraction kernel by that many of Freivalds' projections (``ref.freivalds``)"""
   ast, args, st = step.call.src[0], _args(step.call), time.perf_counter()
+  if sample is not None and full_is_cheap(ast): sample = None   # every lane costs about what its inputs cost: check them all
   kc, ref_out = check_kernel_step(step, var_vals, sample)
   fv, lanes_ok, fst = None, kc.ok, time.perf_counter()
   if sample is not None and freivalds > 0 and ref_out is not None:

@@ -72,6 +72,9 @@ GATE_STEP_REFERENCE_MAX_FLOPS = 1e12
 # with a sampled reference, each kernel whose store is a sum of float contractions (a matmul's) is also checked on every
 # lane by Freivalds' projection (ref/freivalds.py): this many random +-1 vectors per launch (0: off; --gate-freivalds)
 GATE_FREIVALDS = 2
+# ... and a kernel whose full reference run spans at most this many times its largest buffer (elementwise, a plain
+# reduction: no product of ranges) is checked on every lane even then -- sampling only saves where a run spans a product
+GATE_FULL_IF_CHEAP = 8
 # inputs a user may hand uopcheck: bounded before anything is allocated or parsed further
 MAX_FINDING_BYTES = 4 << 20        # one finding / reproducer file
 MAX_GRAPH_NODES = 100_000          # one serialized UOp graph (spec/uop_json.py)
