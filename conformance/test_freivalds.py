@@ -177,7 +177,7 @@ def test_a_sampled_gate_checks_every_lane_of_a_kernel_whose_full_run_costs_no_mo
   """sampling saves only where a full run spans a product of ranges: an elementwise kernel is checked on every lane even
   with a sampled reference (a wrong interior lane the samples miss is caught), a matmul stays sampled"""
   from uopcheck.training.gate import full_is_cheap
-  a, b = _operands()
+  a, _ = _operands()
   c = np.random.default_rng(5).standard_normal((M, K)).astype(np.float32)
   ast = _kernel(lambda: Tensor(a) * 2 + Tensor(c))
   bufs = _bufs(ast, a, c)

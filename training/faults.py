@@ -73,8 +73,9 @@ class RecallRow:
   fault: str
   n: int = 0
   cpu: int = 0          # caught by the all-lanes check against the CPU (kernels) / the byte compare (copies) / replica compare
-  sampled_ref: int = 0  # caught by the reference on sampled lanes
+  sampled_ref: int = 0  # caught by the reference on sampled lanes (every lane of a kernel whose full run is cheap)
   freivalds: int = 0    # caught by Freivalds' projections (every lane of a contraction kernel)
+  reference: int = 0    # caught by the gate's reference, sampled lanes and Freivalds together (the CPU apart)
   contraction: int = 0  # of the n, faults in a launch Freivalds' check applies to
   full_ref: int = 0     # caught by the reference on every lane
   any: int = 0          # caught by the gate (any of its checks)
@@ -111,6 +112,7 @@ def launch_recall(gate, batch, lr:float, k:int, seed:int, sample:int) -> list[Re
       row.cpu += not v.cpu_ok
       row.sampled_ref += not v.lanes_ok
       row.freivalds += not v.freivalds_ok
+      row.reference += not v.ref_ok
       row.contraction += v.freivalds_lanes > 0
       row.full_ref += not full.ref_ok
       row.any += not (v.cpu_ok and v.ref_ok)
