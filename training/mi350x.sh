@@ -23,8 +23,10 @@ python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('extra
   exit 1; }
 
 # 2. the gate, then the run. The gate checks the run's own step -- all 8 devices, batch 16 (2 per GPU), the full sequence
-#    length, the all-reduce's kernels and copies -- every lane against the CPU, the reference on sampled lanes
-#    (README "Training": what it costs at this size, and GATE_STEP_REFERENCE for the step-level reference).
+#    length, the all-reduce's kernels and copies -- every lane against the CPU; the reference on every lane of the
+#    elementwise kernels and reductions, on sampled lanes of the matmuls, and on every lane of each matmul by Freivalds'
+#    projection (--gate-freivalds, default 2) (README "Training": what it costs at this size, and GATE_STEP_REFERENCE
+#    for the step-level reference).
 exec uopcheck train --config llama3-8b --device AMD --devices 8 --data "$DATA" \
   --batch-size 16 --grad-accum 8 --steps 1200 --warmup 100 --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip 1.0 \
   --validate --gate-steps 1 \
