@@ -161,4 +161,5 @@ def test_mi350x_launch_script_is_valid_bash_and_a_valid_uopcheck_train_command()
   assert args.batch_size % args.devices == 0 and "HCQ2=1" in text and "BEAM" in text
   # the gate checks the run's own step (issue #28): no reduced sequence length or batch, no one-device stand-in
   assert args.gate_seq_len is None and args.gate_batch_size is None and not args.gate_full_reference
+  assert args.gate_freivalds > 0   # and every lane of each matmul by Freivalds' projection, beside the sampled lanes
   assert "uopcheck amd doctor" in text
