@@ -21,15 +21,14 @@ from math import prod
 import numpy as np
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp
-from tinygrad.dtype import dtypes, DType
+from tinygrad.dtype import dtypes
 from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.spec.floats import Tolerance, EPS
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.numpy_dtypes import max_finite, finite_abs
 from uopcheck.ref.elementwise import commit
-from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState, consumer_counts
+from uopcheck.ref.kernel_interp import KernelInterpreter, BufferState, LETTERS, broadcast_free, plan_contractions, reduce_op
 
-LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_TERMS = 64    # a stored value that expands to more products than this is left to the sampled check
 COST_FACTOR = 8   # a projection whose first einsum touches more than this many times the operands' and output's lanes is not used
 
@@ -73,19 +72,9 @@ class _Collector(KernelInterpreter):
   AST, and ``product`` gives each Term its values once ``run`` has evaluated the rest."""
   def __init__(self, ast:UOp, name:str, var_vals:dict[str, int]|None):
     super().__init__(ast, name, var_vals)
-    # mixed precision: REDUCE(ADD, CAST(MUL(x, y))), each product rounded to the MUL's narrower float before the sum (half or
-    # bfloat16 products summed in float32). The interpreter evaluates those lane by lane; here they are contractions too,
-    # the products' rounding counted (eps of the MUL's dtype) and their overflow ruled out (``_contract``)
-    self.product_dtype: dict[UOp, DType] = {}
-    consumers = consumer_counts(self.order)
-    for u in self.order:
-      if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD or u in self.fused: continue
-      c = u.src[0]
-      if c.op is Ops.CAST and len(c.src[0].src) == 2 and c.src[0].op is Ops.MUL and dtypes.is_float(c.dtype) and \
-         dtypes.is_float(c.src[0].dtype) and c.dtype == u.dtype and u.dtype not in dtypes.weaks and consumers[c] == consumers[c.src[0]] == 1:
-        self.fused.add(u)
-        self.deferred |= {c, c.src[0]}
-        self.product_dtype[u] = c.src[0].dtype
+    # mixed precision too: REDUCE(ADD, CAST(MUL(x, y))), half or bfloat16 products summed in float32 -- the products'
+    # rounding counted (eps of the MUL's dtype, ``_linear``) and their overflow ruled out (``_contract``)
+    self.fused, self.deferred, self.product_dtype = plan_contractions(self.order, mixed=True)
     self.tainted: set[UOp] = set()
     for u in self.order:
       if u in self.fused or any(s in self.tainted for s in u.src): self.tainted.add(u)
@@ -154,7 +143,7 @@ class _Collector(KernelInterpreter):
     if u.op is Ops.CAST and dtypes.is_float(u.dtype) and dtypes.is_float(u.src[0].dtype):
       a, ra = self.linear(u.src[0])
       return a, ra + eps
-    if u.op is Ops.REDUCE and (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is Ops.ADD:
+    if u.op is Ops.REDUCE and reduce_op(u) is Ops.ADD:
       a, ra = self.linear(u.src[0])
       more = frozenset(u.src[1:])
       if any({self.axis[r] for r in t.red} & {self.axis[r] for r in more} for t in a):
@@ -174,19 +163,14 @@ class _Collector(KernelInterpreter):
     fs[0] = fs[0] * t.sign
     return Product(fs, frozenset(red))
 
-def _operand(v:np.ndarray) -> tuple[np.ndarray, list[int]]:
-  """an array without its broadcast (size-1 or stride-0) axes, and the grid axes it keeps"""
-  keep = [i for i in range(v.ndim) if v.shape[i] > 1 and v.strides[i] != 0]
-  return np.asarray(v[tuple(slice(None) if i in keep else 0 for i in range(v.ndim))]), keep
-
 def _einsum(ops:list[tuple[np.ndarray, list[int]]], out:list[int]) -> np.ndarray:
   sub = ",".join("".join(LETTERS[i] for i in axes) for _, axes in ops)
   return np.einsum(f"{sub}->{''.join(LETTERS[i] for i in out)}", *[a for a, _ in ops], optimize=True)
 
 def _first_axes(p:Product, P:set[int]) -> tuple[list[int], list[int]]:
   """(the factors of ``p`` that read an axis of P, by index; the grid axes they read): what ``project`` contracts with r first"""
-  first = [j for j, f in enumerate(p.factors) if set(_operand(f)[1]) & P]
-  return first, sorted(set(P).union(*(_operand(p.factors[j])[1] for j in first)))
+  first = [j for j, f in enumerate(p.factors) if set(broadcast_free(f)[1]) & P]
+  return first, sorted(set(P).union(*(broadcast_free(p.factors[j])[1] for j in first)))
 
 def cheap(products:list[Product], P:set[int], out:list[int], sizes:dict[int, int]) -> bool:
   """whether projecting on P stays near the operands' own size (the factors that read P, with r, never span the product)"""
@@ -201,10 +185,10 @@ def project(products:list[Product], r:np.ndarray, P:set[int], out:list[int], siz
   rest_out = [i for i in out if i not in P]
   total = np.zeros([sizes[i] for i in rest_out])
   for p in products:
-    ops = [_operand(np.abs(f) if magnitude else f) for f in p.factors]
+    ops = [broadcast_free(np.abs(f) if magnitude else f) for f in p.factors]
     first_idx, first_axes = _first_axes(p, P)
     keep = [i for i in first_axes if i not in P]
-    part = (_einsum([*(ops[j] for j in first_idx), _operand(np.abs(r) if magnitude else r)], keep), keep)
+    part = (_einsum([*(ops[j] for j in first_idx), broadcast_free(np.abs(r) if magnitude else r)], keep), keep)
     later = [o for j, o in enumerate(ops) if j not in first_idx] + [part]
     got_axes = [i for i in rest_out if any(i in axes for _, axes in later)]
     with np.errstate(all="ignore"): got = _einsum(later, got_axes)
@@ -266,7 +250,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
   cands: list[frozenset[int]] = []
   for p in products:
     if len(p.factors) < 2 or not p.red: continue
-    axes = [set(_operand(f)[1]) & set(out) for f in p.factors]
+    axes = [set(broadcast_free(f)[1]) & set(out) for f in p.factors]
     for i, a in enumerate(axes):
       own = frozenset(a - set().union(*(b for j, b in enumerate(axes) if j != i)))
       if own and own not in cands: cands.append(own)
@@ -274,13 +258,14 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
   rng = np.random.default_rng(seed)
   mag_limit = (max_finite(dt) or 3e38) / 4
   verdict = FreivaldsVerdict(True, lanes=lanes)
+  magnitudes: dict[frozenset[int], np.ndarray] = {}   # with |r| = 1 a row's magnitude bound depends on P alone
   usable = [P for P in cands if cheap(products, set(P), out, sizes)]
   if not usable: raise NotApplicable("no output axes to project on without building the full product")
   for t in range(trials):
-    P = set(usable[t % len(usable)])
-    rshape = tuple(full[i] if i in P else 1 for i in range(col.ndim))
-    r = random_signs(rng, rshape)
-    mag = project(products, r, P, out, sizes, True)
+    key = usable[t % len(usable)]
+    P = set(key)
+    r = random_signs(rng, tuple(full[i] if i in P else 1 for i in range(col.ndim)))
+    if (mag := magnitudes.get(key)) is None: mag = magnitudes[key] = project(products, r, P, out, sizes, True)
     if not np.isfinite(mag).all() or float(np.max(mag, initial=0)) > mag_limit: raise NotApplicable("a sum may overflow its dtype")
     if not np.isfinite(dev).all():
       at = tuple(int(i) for i in np.argwhere(~np.isfinite(dev))[0])
@@ -288,7 +273,7 @@ def _check(ast, bufs, device_out, tol, seed, trials, var_vals, name) -> Freivald
                               lanes, t + 1, np.inf)
     rest = [i for i in out if i not in P]
     with np.errstate(all="ignore"):
-      lhs = _einsum([_operand(dev), _operand(r)], rest).reshape(mag.shape)
+      lhs = _einsum([broadcast_free(dev), broadcast_free(r)], rest).reshape(mag.shape)
     rhs = project(products, r, P, out, sizes, False)
     summed = sum(sizes.values())
     b = bound(tol, dt, slack, mag, prod(full[i] for i in P), summed)

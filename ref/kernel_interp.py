@@ -14,7 +14,7 @@ from typing import cast
 import numpy as np
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp
-from tinygrad.dtype import dtypes, Invalid, AddrSpace
+from tinygrad.dtype import dtypes, Invalid, AddrSpace, DType
 from uopcheck.spec.errors import SpecError, KernelFault
 from uopcheck.spec.structural import verify
 from uopcheck.spec.optable import op_spec, check_typing, Stage
@@ -91,7 +91,7 @@ class KernelInterpreter:
       self.axis, self.open_in = _share_axes(self.order, self.ranges)
       self.names = {r: f"r{'_'.join(str(a) for a in r.arg[:-1])}" for r in self.ranges}
       self.ndim = max(self.axis.values(), default=-1) + 1
-      self.fused, self.deferred = _plan_contractions(self.order) if contract else (set(), set())
+      self.fused, self.deferred, _ = plan_contractions(self.order) if contract else (set(), set(), {})
       self.output_ranges = {r for u in self.order if u.op is Ops.END for r in u.src[1:] if r.op is Ops.RANGE}
     except Exception as e: raise SpecError(f"kernel {name}: malformed kernel AST: {type(e).__name__}: {e}") from None
 
@@ -248,14 +248,13 @@ class KernelInterpreter:
       self.vals[mul] = alu_node(mul, [x, y])  # masks need the lane-wise path
       return self._reduce_lanes(u, self.vals[mul])
     red = {self.axis[r]: int(np.asarray(self.vals[r].value).shape[self.axis[r]]) for r in u.src[1:]}
-    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     def operand(v:np.ndarray) -> tuple[np.ndarray, list[int]]:
-      keep = [i for i in range(self.ndim) if v.shape[i] > 1 and v.strides[i] != 0]
-      return np.asarray(v[tuple(slice(None) if i in keep else 0 for i in range(self.ndim))], dtype=np.float64), keep  # 0-d stays 0-d
+      a, keep = broadcast_free(v)
+      return np.asarray(a, dtype=np.float64), keep
     (xa, xk), (ya, yk) = operand(np.asarray(x.value)), operand(np.asarray(y.value))
     out_axes = sorted((set(xk) | set(yk)) - set(red))
     def sub(axes):
-      return "".join(letters[i] for i in axes)
+      return "".join(LETTERS[i] for i in axes)
     def contract(xa:np.ndarray, ya:np.ndarray) -> np.ndarray:
       with np.errstate(all="ignore"):
         r = np.einsum(f"{sub(xk)},{sub(yk)}->{sub(out_axes)}", xa, ya, optimize=True)
@@ -280,7 +279,7 @@ class KernelInterpreter:
     for r in u.src[1:]: dims[self.axis[r]] = int(np.asarray(self.vals[r].value).shape[self.axis[r]])
     full = tuple(dims)
     x = Lanes(np.broadcast_to(x.value, full), np.broadcast_to(x.undefined, full), np.broadcast_to(x.ub_overflow, full))
-    return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, u.arg if isinstance(u.arg, Ops) else u.arg[0], u.dtype, keepdims=True)
+    return reduce_lanes(commit(x, u.src[0].dtype, u.dtype), axes, reduce_op(u), u.dtype, keepdims=True)
 
 def _dims(reshape:UOp) -> tuple[int, ...]: return tuple(int(c.arg) for c in reshape.src[1].src)
 
@@ -302,15 +301,34 @@ def consumer_counts(order:list[UOp]) -> dict[UOp, int]:
     for s in u.src: consumers[s] = consumers.get(s, 0) + 1
   return consumers
 
-def _plan_contractions(order:list[UOp]) -> tuple[set[UOp], set[UOp]]:
-  """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, those MULs)."""
+def reduce_op(u:UOp) -> Ops:
+  """a kernel REDUCE's fold op (its arg is the op, or a tuple that starts with it)"""
+  return u.arg if isinstance(u.arg, Ops) else u.arg[0]
+
+LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"   # einsum's names for grid axes
+
+def broadcast_free(v:np.ndarray) -> tuple[np.ndarray, list[int]]:
+  """a grid value without its broadcast (size-1 or stride-0) axes, and the grid axes it keeps (0-d stays 0-d)"""
+  keep = [i for i in range(v.ndim) if v.shape[i] > 1 and v.strides[i] != 0]
+  return np.asarray(v[tuple(slice(None) if i in keep else 0 for i in range(v.ndim))]), keep
+
+def plan_contractions(order:list[UOp], mixed:bool=False) -> tuple[set[UOp], set[UOp], dict[UOp, DType]]:
+  """Float REDUCE(ADD) nodes whose source is a MUL that nothing else reads: (those REDUCEs, the nodes between them and
+  their operands, and {}). ``mixed``: also REDUCE(ADD, CAST(MUL)) with a float MUL -- half or bfloat16 products summed in
+  a wider float, each product rounded first -- whose MUL dtype is the third item's value (the interpreter evaluates
+  those lane by lane; Freivalds' check projects them too)."""
   consumers = consumer_counts(order)
-  fused, deferred = set(), set()
+  fused, deferred, product_dtype = set(), set(), {}
   for u in order:
-    if u.op is not Ops.REDUCE or (u.arg if isinstance(u.arg, Ops) else u.arg[0]) is not Ops.ADD: continue
+    if u.op is not Ops.REDUCE or reduce_op(u) is not Ops.ADD: continue
     if not dtypes.is_float(u.dtype) or u.dtype in dtypes.weaks: continue
     m = u.src[0]
     if m.op is Ops.MUL and len(m.src) == 2 and m.dtype == u.dtype and consumers.get(m, 0) == 1:
       fused.add(u)
       deferred.add(m)
-  return fused, deferred
+    elif mixed and m.op is Ops.CAST and m.dtype == u.dtype and (mm := m.src[0]).op is Ops.MUL and len(mm.src) == 2 and \
+         dtypes.is_float(mm.dtype) and consumers.get(m, 0) == consumers.get(mm, 0) == 1:
+      fused.add(u)
+      deferred |= {m, mm}
+      product_dtype[u] = mm.dtype
+  return fused, deferred, product_dtype
