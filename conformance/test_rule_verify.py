@@ -57,6 +57,16 @@ def test_a_plain_number_pins_the_path():
   c, outcome, pin = rec.conds[-1]
   assert rec.pinned and pin and outcome and set(str(c).replace(" ", "").split("==")) == {"x", "7"}
 
+def test_a_decision_used_as_an_index_is_recorded():
+  """tinygrad's cdiv indexes a tuple with a comparison, ``(1,-1)[x*y<0]``: the decision is recorded like any other (it
+  raised TypeError before, so CDIV and CMOD folds were never verified)"""
+  ctx = z3.Context()
+  with recording(Recorder(ctx)) as rec:
+    x = SymInt(-3, z3.Int("x", ctx))
+    assert (1, -1)[x < 0] == -1
+  c, outcome, pin = rec.conds[-1]
+  assert outcome and not pin and str(c) in ("x < 0", "0 > x")
+
 def test_silent_concretization_never_proves_or_refutes():
   """list indexing and math.gcd read an int subclass's value without asking: the rewrite then holds a plain number that
   is right for the values run, not for the symbol. That path must not count as a proof for all constants."""
@@ -251,3 +261,45 @@ def test_every_rule_given_its_own_budget_exists():
   from uopcheck.fuzz.rule_verify import all_rules
   keys = {r.key for r in all_rules()}
   assert RULE_BUDGET_SCALE and set(RULE_BUDGET_SCALE) <= keys, set(RULE_BUDGET_SCALE) - keys
+
+def test_an_instance_the_budget_stopped_before_the_rule_fired_is_never_n_a():
+  """The rule below fires only where c == 12345, not at the first values run: with no budget left to flip that decision,
+  the instance is undecided -- it was 'n/a' ("the rule never fires"), and a dtype whose other instances were proved was
+  then reported proved without it (``symbolic.py:257`` at int8: two of its five instance shapes never explored)"""
+  from uopcheck.fuzz.rule_verify import explore, Budget, Decision
+  rule = Rule("test:late", ("test",), UPat.var("x") + UPat.cvar("c"), lambda x, c: x if c.arg == 12345 else None)
+  cut = explore(rule, dtypes.int32, (), z3.Context(), queries=Budget(0, 0))
+  assert cut.fired == 0 and cut.verdict == Decision.BOUNDED, cut
+  whole = explore(rule, dtypes.int32, (), z3.Context())
+  assert whole.verdict == Decision.REFUTED, whole   # x+12345 is not x: with a budget the flip is run and refutes it
+
+def test_no_dtype_is_left_out_of_the_table_for_want_of_budget(monkeypatch):
+  """a rule's budget is spent dtype after dtype: the dtypes it no longer reaches are undecided, never left out of the
+  rule x dtype table as n/a (the rule below fires only at c == 12345, so every instance needs a flip to fire)"""
+  import uopcheck.fuzz.rule_verify as rv
+  rule = Rule("test:late", ("test",), UPat.var("x") + UPat.cvar("c"), lambda x, c: x if c.arg == 12345 else None)
+  monkeypatch.setattr(rv, "MAX_QUERIES", 3)
+  v = verify_rule(rule, with_floats=False)
+  assert {"weakint", "int", "long", "unsigned long"} <= set(v.dtypes) and v.dtypes["unsigned long"] == "bounded", v
+  assert "proved" not in v.dtypes.values(), v
+
+def test_a_rule_dividing_by_a_symbol_is_explored_with_exact_ints():
+  """c0*x<c1 -> x<ceil(c1/|c0|) divides by the symbol |c0| in its own code: as 130-bit vectors one instance cost 96M
+  resource units and the rule stayed 'bounded' at every sized dtype; as exact Ints it is proved at all of them"""
+  from uopcheck.fuzz.rule_verify import divides_symbols, run_rule
+  rule = RULES["tinygrad/uop/symbolic.py:275"]
+  _, res = run_rule(rule, dtypes.int8, (), {}, z3.Context())
+  assert divides_symbols(res)
+  _, plain = run_rule(_rule("# x*1 -> x"), dtypes.int8, (), {}, z3.Context())
+  assert not divides_symbols(plain)
+  v = verify_rule(rule, with_floats=False)
+  assert v.verdict == "proved" and {"weakint", "signed char", "unsigned long"} <= set(v.dtypes), v
+
+def test_a_cheap_refutation_is_reached_past_costly_instances():
+  """fold_const_alu over 16 binary ops: FLOORMOD and MUL instances spent the rule's whole budget at weakint and int8, so
+  no sized dtype was decided; the scouting pass reaches the CDIV/MAX counterexamples (a weak constant outside the node's
+  dtype, folded before it is committed) at every sized int, each confirmed by numpy"""
+  v = verify_rule(RULES["tinygrad/uop/symbolic.py:150"], with_floats=False)
+  sized = ["signed char", "short", "int", "long", "unsigned char", "unsigned short", "unsigned int", "unsigned long"]
+  assert all(v.dtypes[d] == "refuted" for d in sized), v.dtypes
+  assert v.counterexample["confirmed"] and v.dtypes["bool"] == "proved", v

@@ -59,6 +59,8 @@ class SymBool:
   def __bool__(self) -> bool:
     _need().record(self.term, self.value)
     return self.value
+  def __index__(self) -> int:   # a decision used as a number: tinygrad's ``cdiv`` indexes ``(1,-1)[x*y<0]``
+    return int(self.__bool__())
   def __repr__(self): return f"SymBool({self.value})"
 
 W = 130   # a symbol of a sized dtype is a 130-bit vector: every dtype constant, and any product of two, fits exactly

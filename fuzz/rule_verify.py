@@ -40,7 +40,8 @@ SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
-from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT, RULE_BUDGET_SCALE
+from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT, RULE_BUDGET_SCALE, \
+  SCOUT_QUERIES, SCOUT_RLIMIT
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 BUDGET_TEXT = (f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule "
                f"(x{max(RULE_BUDGET_SCALE.values(), default=1)} for the rules RULE_BUDGET_SCALE names)")
@@ -127,6 +128,7 @@ class Builder:
     self.domain: list[z3.BoolRef] = []
     self.nvars = 0
     self.shape: tuple|None = None    # the instance's plain shape (verify_rule: two plans building one instance count once)
+    self.divides = False             # the rule divided by a symbol on its first run (``divides_symbols``): Int symbols first
 
   def choose(self, options:list) -> Any:
     if not options: raise NoInstance("no option")
@@ -334,26 +336,41 @@ class InstanceVerdict:
 @dataclass
 class Budget:
   """What a rule may still spend in z3: queries (feasibility and proofs) and resource units (z3's deterministic
-  ``rlimit`` counter, summed over every check) -- counted, never timed, so the table is the same every run."""
+  ``rlimit`` counter, summed over every check) -- counted, never timed, so the table is the same every run. A part of a
+  budget (``share``) has a ``parent``: what the part spends is spent there too, so the rule's budget stays the one limit."""
   queries: int
   rlimit: int = 0
   _seen: dict = field(default_factory=dict)   # z3 context -> its "rlimit count" when last charged
+  parent: Budget|None = None
+  def _spend(self, queries:int, rlimit:int) -> None:
+    b: Budget|None = self
+    while b is not None: b.queries, b.rlimit, b = b.queries - queries, b.rlimit - rlimit, b.parent
+  @property
+  def spent(self) -> bool: return self.queries <= 0 or self.rlimit <= 0
   def take(self) -> bool:
-    self.queries -= 1
+    self._spend(1, 0)
     return self.queries >= 0 and self.rlimit > 0
+  def cap(self, limit:int) -> int:
+    """the resource limit of one z3 check: ``limit`` (the per-query setting), at most what a part of a budget has left"""
+    return limit if self.parent is None else max(1, min(limit, self.rlimit))
+  def share(self, queries:int, rlimit:int) -> Budget:
+    """a part of this budget: at most ``queries`` / ``rlimit``, or what is left here when less"""
+    return Budget(min(queries, max(self.queries, 0)), min(rlimit, max(self.rlimit, 0)), self._seen, self)   # one context count
   def charge(self, solver:z3.Solver) -> None:
     """z3's "rlimit count" statistic is cumulative per *context* (every solver of the context adds to it): charge the
     growth since this context was last charged"""
     st = solver.statistics()
     used = int(st.get_key_value("rlimit count")) if "rlimit count" in st.keys() else 0
     prev = self._seen.get(id(solver.ctx), 0)
-    self.rlimit -= used - prev if used >= prev else used
+    self._spend(0, used - prev if used >= prev else used)
     self._seen[id(solver.ctx)] = used
 
-def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET, queries:Budget|None=None) -> InstanceVerdict:
-  """Run the rule on every feasible path of its code for one instance shape; verify each path for all values."""
+def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUDGET, queries:Budget|None=None,
+            int_syms:bool=False) -> InstanceVerdict:
+  """Run the rule on every feasible path of its code for one instance shape; verify each path for all values.
+  ``int_syms``: every symbol an exact Int (bounded to its dtype) instead of a 130-bit vector (``divides_symbols``)."""
   queries = queries or Budget(MAX_QUERIES, RULE_RLIMIT)
-  b0, first = run_rule(rule, dt, plan, {}, ctx)
+  b0, first = run_rule(rule, dt, plan, {}, ctx, int_syms)
   todo, seen, out = [(first, b0)], set(), InstanceVerdict(Decision.NA)
   undecided = False
   while todo:
@@ -377,7 +394,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
         undecided, out.why = True, v.why
     # flip each decision in turn, keeping the ones before it (generational search), on one incremental solver
     solver = solver_for(b.domain + [c for c, _, _ in res.conds], ctx)
-    solver.set("rlimit", RLIMIT)
+    solver.set("rlimit", queries.cap(RLIMIT))
     solver.add(*b.domain)
     key: tuple = ()
     for c, o, _ in res.conds:
@@ -397,17 +414,37 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
           if r == z3.sat:
             m = solver.model()
             asg = {n: value_of(m, v.term) for n, v in b.syms.items()}
-            b2, res2 = run_rule(rule, dt, plan, asg, ctx)
+            b2, res2 = run_rule(rule, dt, plan, asg, ctx, int_syms)
             todo.append((res2, b2))
           elif r == z3.unknown: undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"
           solver.pop()
       solver.add(taken)
   out.complete = not undecided and not out.pinned
-  if out.fired == 0: out.verdict, out.why = Decision.NA, out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
+  # n/a only when every path was run: a rule that did not fire on the paths a budget allowed may fire on the others
+  if out.fired == 0 and not undecided:
+    out.verdict, out.why = Decision.NA, out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
   elif out.complete: out.verdict = Decision.PROVED
   elif undecided and ("z3" in out.why or "model" in out.why or "raised" in out.why) and "budget" not in out.why: out.verdict = Decision.UNKNOWN
   else: out.verdict, out.why = Decision.BOUNDED, out.why or "pinned constants (the rule's code needed plain numbers)"
   return out
+
+_BV_DIVISIONS = (z3.Z3_OP_BSDIV, z3.Z3_OP_BUDIV, z3.Z3_OP_BSREM, z3.Z3_OP_BUREM, z3.Z3_OP_BSMOD, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BUDIV_I,
+                 z3.Z3_OP_BSREM_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSMOD_I)
+
+def divides_symbols(res:PathResult) -> bool:
+  """The rule's own code divided by a symbol (``-c1//abs(c0)``, a bound divided by a constant): the 130-bit division
+  circuit makes every feasibility query and proof on its paths costly (``symbolic.py:275``: 96M resource units for one
+  instance as bit-vectors, 0.1 s as exact Ints), so such an instance is explored with Int symbols first"""
+  seen: set[int] = set()
+  todo = [c for c, _, _ in res.conds] + [x.arg.term for u in (res.before, res.after) if u is not None for x in u.toposort()
+                                         if isinstance(x.arg, SymInt)]
+  while todo:
+    t = todo.pop()
+    if t.get_id() in seen or not z3.is_app(t): continue
+    seen.add(t.get_id())
+    if t.decl().kind() in _BV_DIVISIONS and not z3.is_bv_value(t.arg(1)): return True
+    todo.extend(t.children())
+  return False
 
 def _plain_shape(u:UOp|None) -> tuple:
   """a rewrite's structure with its symbols as 'sym' and every plain constant and bound as its value"""
@@ -428,13 +465,13 @@ def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budg
   for differ in (z3.And, z3.Or):
     q = [*b.domain, *path, differ(*[v.term != first[n] for n, v in b.syms.items()])]
     s = solver_for(q, ctx)
-    s.set("rlimit", RLIMIT)
+    s.set("rlimit", queries.cap(RLIMIT))
     s.add(*q)
     r = check(s)
     queries.charge(s)
     if r == z3.sat:
       m = s.model()
-      _, res2 = run_rule(rule, dt, plan, {n: value_of(m, v.term) for n, v in b.syms.items()}, ctx)
+      _, res2 = run_rule(rule, dt, plan, {n: value_of(m, v.term) for n, v in b.syms.items()}, ctx, b.int_syms)
       same_path = [(str(c), o) for c, o, _ in res2.conds] == [(str(c), o) for c, o, _ in res.conds]
       return same_path and _plain_shape(res2.after) != _plain_shape(res.after)
   return False
@@ -449,7 +486,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
   q = [*b.domain, *m.bounds, *m.links, defined, *path_literals(res.conds)]
   s = solver_for(q, ctx)
-  s.set("rlimit", RLIMIT)
+  s.set("rlimit", queries.cap(RLIMIT))
   s.add(*q)
   r = check(s)
   queries.charge(s)
@@ -464,7 +501,7 @@ def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget)
   # so this never makes a pass); then the path re-run with Int symbols and every sized int as its exact Int. Int symbols
   # (a weakint instance): sized ints as exact Ints first (linear arithmetic with mod: int2bv is what z3 decides worst).
   int_syms = any(z3.is_int(t) for t in terms.values())
-  path = PathQuery(ctx=ctx, assume=assume, terms=terms, rlimit=PROOF_RLIMIT, on_check=queries.charge)
+  path = PathQuery(ctx=ctx, assume=assume, terms=terms, rlimit=queries.cap(PROOF_RLIMIT), on_check=queries.charge)
   def bv(reading, q:PathQuery=path):
     return check_rewrite(res.before, res.after, reading, weak_bits=None if int_syms else W, query=dataclasses.replace(q, sym_bits=SYM_BITS))
   def ints(reading, q:PathQuery=path):
@@ -503,7 +540,7 @@ def _verify_path_as_ints(rule, dt, plan, res:PathResult, b:Builder, ctx, reading
   b2, res2 = run_rule(rule, dt, plan, {n: int.__int__(v) for n, v in b.syms.items()}, ctx, int_syms=True)
   if res2.after is None or res2.error or _plain_shape(res2.after) != _plain_shape(res.after): return None
   return check_rewrite(res2.before, res2.after, reading, query=PathQuery(ctx=ctx, assume=(*b2.domain, *path_literals(res2.conds)),
-                       terms={n: s.term for n, s in b2.syms.items()}, rlimit=PROOF_RLIMIT, on_check=queries.charge, sized_as_int=True))
+                       terms={n: s.term for n, s in b2.syms.items()}, rlimit=queries.cap(PROOF_RLIMIT), on_check=queries.charge, sized_as_int=True))
 
 def _wide_division(u:UOp) -> bool:
   """a 32- or 64-bit division or modulo by a non-constant: its bit-blasted circuit is what z3 decides worst, while the
@@ -600,21 +637,29 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   queries = Budget(MAX_QUERIES * scale, RULE_RLIMIT * scale)
   per_dt: dict[str, Decision] = {}
   whys, paths, cex = [], 0, None
+  spaces = []
   for dt in MAIN_DTYPES:
     ctx = z3.Context()
-    verdicts = []
     def make(plan, dt=dt, ctx=ctx):
       try: b, res = run_rule(rule, dt, plan, {}, ctx)
       except NoInstance: return None
       # the pattern fixed every node's dtype to another one (``dtype=dtypes.weakint``): this is that dtype's instance again,
       # and the rule does not match a ``dt`` expression at all
       if dt != dtypes.weakint and res.before is not None and all(x.dtype != dt for x in res.before.toposort()): return None
-      b.shape = _plain_shape(res.before)
+      b.shape, b.divides = _plain_shape(res.before), divides_symbols(res)
       return b
     space = Instances(make, plan_budget)   # another plan may build the same instance (a choice its pattern did not use)
-    for plan, b in space:
-      v = explore(rule, dt, plan, ctx, path_budget, queries)
-      paths += v.paths
+    spaces.append((dt, ctx, space, list(space)))
+  scouted = _scout(rule, spaces, path_budget, queries)
+  for dt, ctx, space, instances in spaces:
+    verdicts = []
+    for i, (plan, b) in enumerate(instances):
+      if (v := scouted.get((dt.name, i))) is None:
+        v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.divides)
+        if b.divides and v.verdict in (Decision.BOUNDED, Decision.UNKNOWN):   # exact Ints did not decide it: bit-vectors may
+          paths += v.paths
+          if (v2 := explore(rule, dt, plan, ctx, path_budget, queries)).verdict in (Decision.PROVED, Decision.REFUTED): v = v2
+        paths += v.paths
       verdicts.append(v)
       if v.verdict == Decision.REFUTED: break
     applicable = [v for v in verdicts if v.verdict != Decision.NA]
@@ -640,6 +685,21 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   if verdict == Decision.NA and with_floats: _bounded(rule, out, whys)
   out.why, out.seconds = "; ".join(whys)[:400], round(time.perf_counter() - st, 3)
   return out
+
+def _scout(rule:Rule, spaces:list, path_budget:int, queries:Budget) -> dict[tuple[str, int], InstanceVerdict]:
+  """A scouting pass before the rule's real one: every instance of every dtype gets a small budget of its own
+  (``SCOUT_QUERIES`` / ``SCOUT_RLIMIT``, charged to the rule's), so that costly instances cannot spend the rule's budget
+  before a cheap refutation elsewhere decides a dtype (``symbolic.py:150`` folds 16 ops at 10 dtypes: FLOORMOD spent it
+  all at weakint and int8, before the counterexamples of CDIV and MAX were reached). What it decides is kept:
+  (dtype name, instance index) -> verdict; the rest get the rule's budget in the real pass, in order."""
+  scouted: dict[tuple[str, int], InstanceVerdict] = {}
+  for dt, ctx, _, instances in spaces:
+    for i, (plan, b) in enumerate(instances):
+      if queries.spent: return scouted
+      v = explore(rule, dt, plan, ctx, path_budget, queries.share(SCOUT_QUERIES, SCOUT_RLIMIT), int_syms=b.divides)
+      if v.verdict in (Decision.PROVED, Decision.REFUTED, Decision.NA): scouted[(dt.name, i)] = v
+      if v.verdict == Decision.REFUTED: break   # the dtype is decided
+  return scouted
 
 def _bounded(rule:Rule, out:RuleVerdict, whys:list[str]) -> None:
   """a rule no integer or float instance fires: model-checked over the bounded space (fuzz/bounded_verify.py), or n/a with

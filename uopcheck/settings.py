@@ -57,6 +57,9 @@ MAX_QUERIES = 2400                 # z3 queries per rule, all dtypes together (m
 RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes together
 # ... times this for the named rules: each needs it to be decided at every dtype (measured: 10x refutes both at the
 # unsigned dtypes and long, 48 s and 34 s on one core), and a budget named per rule keeps the table reproducible
+# ... and each instance first gets a scouting look of at most this much (charged to its rule's budget)
+SCOUT_QUERIES = 8
+SCOUT_RLIMIT = 500_000
 RULE_BUDGET_SCALE = {"tinygrad/uop/symbolic.py:278": 10, "tinygrad/uop/divandmod.py:103": 10}
 # ... the float instances (fuzz/float_verify.py): IEEE proofs, each free constant at probe values
 FLOAT_PROOF_RLIMIT = 20_000_000    # z3 resource units per IEEE refinement proof
