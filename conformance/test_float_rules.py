@@ -138,3 +138,13 @@ def test_numpy_search_proves_a_16_bit_one_variable_rewrite_by_trying_every_value
   nv = numpy_decide(x + UOp.const(0.0, dtypes.float16), x, "t")
   assert nv.verdict == "refuted" and nv.assignment["f1"] == 0.0 and np.signbit(nv.assignment["f1"]), nv   # -0.0 + 0.0 is +0.0
   assert mismatches(x + UOp.const(0.0, dtypes.float16), x, {"f1": np.array([-0.0, 1.0])}).tolist() == [True, False]
+
+def test_an_instance_firing_at_no_probe_is_never_n_a():
+  """a rule that fires only at a constant no probe takes (c == 12345.0) was 'n/a' at every float dtype and left out of
+  the table; the probes are not every value, so it is undecided ('bounded'), and its dtypes stay in the table"""
+  from tinygrad.uop.ops import UPat
+  from uopcheck.fuzz.rule_verify import Rule
+  from uopcheck.fuzz.float_verify import verify_float_rule
+  rule = Rule("test:late", ("test",), UPat.var("x") + UPat.cvar("c"), lambda x, c: x if c.arg == 12345.0 else None)
+  v = verify_float_rule(rule)
+  assert {"float", "double"} <= set(v) and all(x.verdict == "bounded" for x in v.values()), v

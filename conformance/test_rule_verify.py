@@ -24,7 +24,10 @@ def _rule(src_fragment:str) -> Rule:
 
 OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "floordiv": lambda a, b: a // b,
        "mod": lambda a, b: a % b, "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-       "lt": lambda a, b: a < b, "max": lambda a, b: max(a, b), "neg_abs": lambda a, b: -abs(a) + b}
+       "lt": lambda a, b: a < b, "max": lambda a, b: max(a, b), "neg_abs": lambda a, b: -abs(a) + b,
+       # a symbolic shift count (a mask below bit k, a shift by k): exact while the result fits the 130-bit vectors
+       "shl": lambda a, b: a << (b % 64), "shr": lambda a, b: a >> (b % 64), "mask_below": lambda a, b: (1 << (b % 120)) - 1,
+       "shr_plain": lambda a, b: -77 >> (b % 70)}
 
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(st.sampled_from(sorted(OPS)), st.integers(-2**64, 2**64), st.integers(-2**64, 2**64).filter(lambda x: x != 0))
@@ -66,6 +69,34 @@ def test_a_decision_used_as_an_index_is_recorded():
     assert (1, -1)[x < 0] == -1
   c, outcome, pin = rec.conds[-1]
   assert outcome and not pin and str(c) in ("x < 0", "0 > x")
+
+def test_an_overflow_guard_a_magnitude_bound_rules_out_is_not_recorded():
+  """two 64-bit constants as 130-bit vectors: their product (128 bits) plus a third (129) cannot overflow, so no guard
+  is recorded (z3's multiply-overflow predicate made MULACC folds undecidable); the term is still exact at the extremes.
+  Without a bound (bits=W) the guard is recorded, as before"""
+  from uopcheck.fuzz.concolic import W
+  ctx = z3.Context()
+  a, b, c = (z3.BitVec(n, W, ctx) for n in "abc")
+  with recording(Recorder(ctx)) as rec:
+    r = SymInt(3, a, 64) * SymInt(5, b, 64) + SymInt(7, c, 64)
+  assert rec.conds == [] and r.bits == 129 and int.__int__(r) == 22
+  for va, vb, vc in ((2**64 - 1, 2**64 - 1, 2**64 - 1), (-2**63, 2**64 - 1, -2**63)):
+    val = z3.simplify(z3.substitute(r.term, (a, z3.BitVecVal(va, W, ctx)), (b, z3.BitVecVal(vb, W, ctx)), (c, z3.BitVecVal(vc, W, ctx))))
+    assert val.as_signed_long() == va * vb + vc
+  with recording(Recorder(ctx)) as rec:
+    SymInt(3, a) * SymInt(5, b, 64)
+  assert len(rec.conds) == 1, rec.conds
+
+def test_a_symbolic_shift_count_raises_where_python_does_and_never_shifts_past_memory():
+  """a negative count raises ValueError as in Python (the decision recorded); a count past MAX_SHIFT raises OverflowError
+  on its path instead of allocating 2**k bits (z3 picks counts up to 2**129: one such pick killed the process)"""
+  from uopcheck.fuzz.concolic import MAX_SHIFT
+  ctx = z3.Context()
+  with recording(Recorder(ctx)) as rec:
+    with pytest.raises(ValueError): 1 << SymInt(-1, z3.Int("k", ctx))
+    with pytest.raises(OverflowError): 1 << SymInt(MAX_SHIFT + 1, z3.Int("j", ctx))
+    assert int.__int__(3 << SymInt(200, z3.Int("m", ctx))) == 3 << 200   # past the width, below the limit: pinned
+  assert rec.conds[0][1] is False and rec.pinned
 
 def test_silent_concretization_never_proves_or_refutes():
   """list indexing and math.gcd read an int subclass's value without asking: the rewrite then holds a plain number that
@@ -303,3 +334,9 @@ def test_a_cheap_refutation_is_reached_past_costly_instances():
   sized = ["signed char", "short", "int", "long", "unsigned char", "unsigned short", "unsigned int", "unsigned long"]
   assert all(v.dtypes[d] == "refuted" for d in sized), v.dtypes
   assert v.counterexample["confirmed"] and v.dtypes["bool"] == "proved", v
+
+def test_ternary_constant_folds_are_proved_at_every_int_dtype():
+  """fold_const_alu over WHERE and MULACC: undecided at every sized int while each MULACC path condition held a 130-bit
+  multiply-overflow guard; with magnitude bounds the guard is gone and the fold is proved at every dtype"""
+  v = verify_rule(RULES["tinygrad/uop/symbolic.py:151"], with_floats=False)
+  assert v.verdict == "proved" and {"signed char", "long", "unsigned long", "bool"} <= set(v.dtypes), v

@@ -63,6 +63,7 @@ class SymBool:
     return int(self.__bool__())
   def __repr__(self): return f"SymBool({self.value})"
 
+MAX_SHIFT = 1 << 16   # a symbolic shift count past this raises OverflowError on its path instead of shifting (memory)
 W = 130   # a symbol of a sized dtype is a 130-bit vector: every dtype constant, and any product of two, fits exactly
 
 def _c(x) -> int:
@@ -99,21 +100,31 @@ def _floordiv(a, b):
 
 def _mod(a, b): return a - b * _floordiv(a, b)
 
+def _bits(x) -> int:
+  """a bound on the magnitude of every value ``x`` may take: |x| < 2**bits (W: no bound known)"""
+  return x.bits if isinstance(x, SymInt) else abs(_c(x)).bit_length()
+
 class SymInt(int):
-  """An int that carries a z3 term (see the module docstring): an Int for weakint symbols, a 130-bit vector for sized ones."""
+  """An int that carries a z3 term (see the module docstring): an Int for weakint symbols, a 130-bit vector for sized ones.
+  ``bits`` bounds its magnitude over every value its symbols' domains allow (|x| < 2**bits; W when unknown): an
+  overflow guard that such a bound shows cannot fail is not recorded (a product of two 64-bit constants needs 128 bits,
+  and z3's 130-bit multiply-overflow predicate in every path condition is what made MULACC folds undecidable)."""
   term: z3.ExprRef
-  def __new__(cls, value:int, term):
+  bits: int
+  def __new__(cls, value:int, term, bits:int=W):
     o = super().__new__(cls, _c(value))
-    o.term = term
+    o.term, o.bits = term, min(bits, W)
     return o
   # identity hashing: two symbols with equal concrete values are not one value, so dict/cache lookups never merge them
   def __hash__(self): return object.__hash__(self)
-  def _op(self, o, concrete:int, build, reverse=False, overflow=None):
+  def _op(self, o, concrete:int, build, reverse=False, overflow=None, width=None):
+    """``width(bits_a, bits_b)``: a bound on the result's magnitude from its operands' (None: none known)"""
     if not isinstance(o, int): return NotImplemented
     ta, tb = _pair(self, o)
     a, b = (tb, ta) if reverse else (ta, tb)
-    if _is_bv(a) and overflow is not None: _guard(overflow(a, b), _fits(concrete))
-    return SymInt(concrete, build(a, b))
+    bits = width(_bits(self), _bits(o)) if width is not None and self.bits < W and _bits(o) < W else W
+    if _is_bv(a) and overflow is not None and bits >= W: _guard(overflow(a, b), _fits(concrete))
+    return SymInt(concrete, build(a, b), bits)
   def _cmp(self, o, concrete:bool, build):
     if not isinstance(o, int): return NotImplemented
     a, b = _pair(self, o)
@@ -124,12 +135,14 @@ class SymInt(int):
   def _nonzero(self, d):
     if isinstance(d, SymInt): SymBool(_c(d) != 0, d.term != _lift(0, d.term)).__bool__()
   # arithmetic
-  def __add__(self, o): return self._op(o, _c(self) + _c(o), lambda a, b: a + b, overflow=_add_ok) if isinstance(o, int) else NotImplemented
-  def __radd__(self, o): return self._op(o, _c(o) + _c(self), lambda a, b: a + b, True, _add_ok) if isinstance(o, int) else NotImplemented
-  def __sub__(self, o): return self._op(o, _c(self) - _c(o), lambda a, b: a - b, overflow=_sub_ok) if isinstance(o, int) else NotImplemented
-  def __rsub__(self, o): return self._op(o, _c(o) - _c(self), lambda a, b: a - b, True, _sub_ok) if isinstance(o, int) else NotImplemented
-  def __mul__(self, o): return self._op(o, _c(self) * _c(o), lambda a, b: a * b, overflow=_mul_ok) if isinstance(o, int) else NotImplemented
-  def __rmul__(self, o): return self._op(o, _c(o) * _c(self), lambda a, b: a * b, True, _mul_ok) if isinstance(o, int) else NotImplemented
+  def __add__(self, o): return self._op(o, _c(self) + _c(o), lambda a, b: a + b, False, _add_ok, _sum_bits) if isinstance(o, int) else NotImplemented
+  def __radd__(self, o): return self._op(o, _c(o) + _c(self), lambda a, b: a + b, True, _add_ok, _sum_bits) if isinstance(o, int) else NotImplemented
+  def __sub__(self, o): return self._op(o, _c(self) - _c(o), lambda a, b: a - b, False, _sub_ok, _sum_bits) if isinstance(o, int) else NotImplemented
+  def __rsub__(self, o): return self._op(o, _c(o) - _c(self), lambda a, b: a - b, True, _sub_ok, _sum_bits) if isinstance(o, int) else NotImplemented
+  def __mul__(self, o):
+    return self._op(o, _c(self) * _c(o), lambda a, b: a * b, False, _mul_ok, _product_bits) if isinstance(o, int) else NotImplemented
+  def __rmul__(self, o):
+    return self._op(o, _c(o) * _c(self), lambda a, b: a * b, True, _mul_ok, _product_bits) if isinstance(o, int) else NotImplemented
   def __neg__(self):
     if _is_bv(self.term): _guard(self.term != z3.BitVecVal(-(1 << (W - 1)), W, self.term.ctx), True)
     return SymInt(-_c(self), -self.term)
@@ -155,14 +168,28 @@ class SymInt(int):
     return self._op(o, _c(o) % _c(self), _mod, True)
   def __lshift__(self, o):
     if not isinstance(o, int): return NotImplemented
-    k = o.pin() if isinstance(o, SymInt) else _c(o)
-    return self * (1 << k)
-  def __rlshift__(self, o): return _c(o) << self.pin() if isinstance(o, int) else NotImplemented
+    return self * (1 << o if isinstance(o, SymInt) else 1 << _c(o))   # a symbolic count: SymInt.__rlshift__
+  def __rlshift__(self, o):
+    """``o << self`` for a plain ``o`` and a symbolic count (``(1 << k) - 1``, a mask below bit k): exact as a left
+    shift of the 130-bit vector while the result fits, which the path then requires; a negative count raises as in
+    Python (that decision recorded too). Past the width, or a symbolic ``o``, the count is pinned."""
+    if not isinstance(o, int): return NotImplemented
+    k, n = _c(self), _c(o)
+    if isinstance(o, SymInt) or not 0 <= n.bit_length() < W - 1: return _c(o) << self.pin()
+    t = self.term
+    if not SymBool(k >= 0, t >= _lift(0, t)): raise ValueError("negative shift count")
+    room = W - 1 - n.bit_length()   # 2**k * |n| < 2**(W-1) for every k below this
+    if not SymBool(k < room, t < _lift(room, t)):
+      # past the width: pinned, up to a count Python can shift in memory (z3 picks counts up to 2**129)
+      if SymBool(k < MAX_SHIFT, t < _lift(MAX_SHIFT, t)): return n << self.pin()
+      raise OverflowError(f"a shift count of {k} is past {MAX_SHIFT}: not computed")
+    kb = t if _is_bv(t) else z3.Int2BV(t, W)
+    out = z3.BitVecVal(n, W, t.ctx) << kb
+    return SymInt(n << k, out if _is_bv(t) else z3.BV2Int(out, is_signed=True), n.bit_length() + room - 1)   # |n << k| < 2**(W-2)
   def __rshift__(self, o):
     if not isinstance(o, int): return NotImplemented
-    k = o.pin() if isinstance(o, SymInt) else _c(o)
-    return self // (1 << k)
-  def __rrshift__(self, o): return _c(o) >> self.pin() if isinstance(o, int) else NotImplemented
+    return self // (1 << o if isinstance(o, SymInt) else 1 << _c(o))
+  def __rrshift__(self, o): return _c(o) // (1 << self) if isinstance(o, int) else NotImplemented
   def _bitop(self, o, concrete, op, reverse=False):
     if not isinstance(o, int): return NotImplemented
     ta, tb = _pair(self, o)
@@ -211,6 +238,9 @@ class SymInt(int):
   def __repr__(self): return f"Sym({int.__repr__(_c(self))})"
   __str__ = __repr__
   def __reduce__(self): raise TypeError("a SymInt is not serializable")
+
+def _sum_bits(a:int, b:int) -> int: return max(a, b) + 1
+def _product_bits(a:int, b:int) -> int: return a + b
 
 def _add_ok(a, b): return z3.And(z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b))
 def _sub_ok(a, b): return z3.And(z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True))

@@ -248,7 +248,11 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
   fired = [(b, r) for b, r in runs if r.after is not None]
   if not fired:
     errs = [r.error for _, r in runs if r.error]
-    return FloatVerdict(Decision.UNKNOWN if errs else Decision.NA, f"the rule raised: {errs[0]}" if errs else "the rule never fires")
+    if errs: return FloatVerdict(Decision.UNKNOWN, f"the rule raised: {errs[0]}")
+    # with free constants, only the probe values were run: the rule may fire at others (n/a would drop the instance
+    # from its dtype, and the dtype could be reported proved without it)
+    if names: return FloatVerdict(Decision.BOUNDED, f"the rule did not fire at any of {len(runs)} probe combinations of its constants")
+    return FloatVerdict(Decision.NA, "the rule never fires")
   def distinct(r):
     return len({c.arg.bits for c in r.free.values()}) == len(r.free)
   abstract = bool(names) and len(fired) == len(runs) and not any(r.looked for _, r in runs) and \

@@ -140,13 +140,14 @@ class Builder:
 
   def sym(self, prefix:str, dt:DType) -> SymInt:
     name = f"{prefix}{len(self.syms)}"
-    if dt == dtypes.weakint and getattr(self, "main", dtypes.weakint) in (dtypes.weakint, dtypes.bool): t = z3.Int(name, self.ctx)
+    if dt == dtypes.weakint and getattr(self, "main", dtypes.weakint) in (dtypes.weakint, dtypes.bool): t, bits = z3.Int(name, self.ctx), W
     else:   # a sized dtype's symbol: a wide bit-vector (concolic.W bits) -- or an Int (int_syms) -- bounded to the dtype
       t = z3.Int(name, self.ctx) if self.int_syms else z3.BitVec(name, W, self.ctx)
       # a weak constant beside sized operands: any value from int64's min to uint64's max (what numpy can confirm)
       lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
       self.domain.append(z3.And(t >= lo, t <= hi))
-    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix)), t)
+      bits = max(abs(lo).bit_length(), abs(hi).bit_length())   # bounds its magnitude: guards that cannot fail are left out
+    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix)), t, bits)
     return s
 
   def variable(self, dt:DType) -> UOp:
