@@ -68,6 +68,27 @@ def test_the_emulator_flushes_subnormals_the_kernels_keep():
   assert r["modes"] and all(m == [3, 3] for m in r["modes"]), r
   assert r["f32_subnormal_is_true"] is False and r["f64_subnormal_is_true"] is False, r
 
+def _lds_probe(target:str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-X", "faulthandler", "conformance/amd_lds_probe.py", target], capture_output=True, text=True, cwd=ROOT,
+                        env={**os.environ, "HCQ2": "0", "PYTHONPATH": str(ROOT)}, timeout=300)
+
+@GFX950
+def test_the_emulator_reads_lds_for_lanes_exec_turned_off():
+  """Why the train step cannot run on emulated gfx950 (the segfault at its 127th launch), shown on that kernel alone
+  (``data/gfx950_grad_norm_kernel.ll``, the LLVM IR tinygrad wrote): on gfx1100 the same IR stores sqrt(62,016) -- the
+  ones it sums: 16x4 + 3x11008 + 2x4096 + 2x2048 + 2x64 + 16512 -- so every index it forms is in bounds (buffers of 1M).
+  On gfx950 (wave64, 16 threads: 48 lanes off) LLVM sinks the LDS reads of the group reduction into the ``tid == 0``
+  branch, whose address VGPR is set for the live lane only; the emulator's DS path (``emu.py`` ``make_addr``) reads LDS
+  at every lane's address whatever EXEC says, and an off lane's register holds float data from the loops before: a read
+  gigabytes past the 512-byte LDS buffer. Measured, not shipped: with that address masked by EXEC in a scratch copy of
+  the emulator, this kernel stores 249.03 on gfx950 too, and the gated train step passes (69 kernels, 97 launches,
+  loss 5.5499 -> 5.4830, as on gfx1100). The day the mock honours EXEC there, this fails: gate the step on gfx950."""
+  rdna3 = _lds_probe("MOCK+AMD")
+  assert rdna3.returncode == 0, rdna3.stderr[-2000:]
+  assert abs(json.loads(rdna3.stdout.strip().splitlines()[-1])["stored"] - 62016 ** 0.5) < 1e-3, rdna3.stdout
+  cdna4 = _lds_probe("MOCK+AMD::gfx950")
+  assert cdna4.returncode == -11 and "in _run_workgroup" in cdna4.stderr, (cdna4.returncode, cdna4.stdout[-1000:], cdna4.stderr[-2000:])
+
 ATTRIBUTION = r"""
 import json
 from uopcheck.settings import apply_environment; apply_environment()
@@ -104,8 +125,8 @@ def test_the_training_gate_passes_a_data_parallel_train_step_on_the_emulated_amd
   """the gate on the AMD path (RDNA3, gfx1100), data parallel over two emulated GPUs: every kernel launch of the JIT-captured
   step on each device -- the all-reduce's kernels included -- compiled by tinygrad's AMD backend and run on the mock,
   against the CPU re-run and the reference; every AMD -> AMD:1 copy byte for byte; the replicas identical after the step;
-  then the run trains. (gfx950 segfaults inside the emulator in the step's 127th kernel launch: README, "The production
-  path in emulation".)"""
+  then the run trains. (gfx950 segfaults inside the emulator in the step's 127th kernel launch: an emulator bug,
+  test_the_emulator_reads_lds_for_lanes_exec_turned_off.)"""
   p = subprocess.run([sys.executable, "-m", "uopcheck.cli", "train", "--config", "tiny", "--layers", "1", "--seq-len", "16", "--batch-size", "4",
                       "--steps", "2", "--validate", "--device", "MOCK+AMD", "--devices", "2", "--no-wandb", "--out", str(tmp_path / "o")],
                      capture_output=True, text=True, cwd=ROOT, timeout=900, env={k: v for k, v in os.environ.items() if k != "DEV"})
