@@ -17,11 +17,13 @@ if __name__ == "__main__":
   from uopcheck.fast.devices import open_device
   dev = open_device(sys.argv[1], hcq2=False)
   from tinygrad import Tensor
-  from tinygrad.device import Device, TinyELF
+  from tinygrad.device import Buffer, Device, TinyELF
   from tinygrad.dtype import dtypes
   d = Device[dev]
   lib = d.compiler.compile(KERNEL.read_text())
   prg = d.runtime(TinyELF(lib, NAME, d.renderer.target, tuple((f"data{i}", i, dtypes.uint64, ()) for i in range(N_BUFFERS))))
   bufs = [Tensor(np.full(BUFFER_ELEMENTS, 0.0 if i == 0 else 1.0, np.float32), device=dev).realize() for i in range(N_BUFFERS)]
-  prg(*[b.uop.buffer._buf for b in bufs], global_size=(1, 1, 1), local_size=(16, 1, 1), wait=True)
+  raw = [b.uop.buffer for b in bufs]
+  assert all(isinstance(r, Buffer) for r in raw)   # one device: never a MultiBuffer
+  prg(*[r._buf for r in raw if isinstance(r, Buffer)], global_size=(1, 1, 1), local_size=(16, 1, 1), wait=True)
   print(json.dumps({"device": dev, "stored": float(bufs[0].numpy()[0])}))
