@@ -60,7 +60,8 @@ RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes toge
 # ... and each instance first gets a scouting look of at most this much (charged to its rule's budget)
 SCOUT_QUERIES = 8
 SCOUT_RLIMIT = 500_000
-RULE_BUDGET_SCALE = {"tinygrad/uop/symbolic.py:278": 10, "tinygrad/uop/divandmod.py:103": 10}
+RULE_BUDGET_SCALE = {"tinygrad/uop/symbolic.py:278": 10, "tinygrad/uop/divandmod.py:103": 10,
+                     "tinygrad/uop/symbolic.py:140": 10}   # (x&mask)//c: int, long, uint16, uint32 decided at 10x (102 s on one core)
 # ... the float instances (fuzz/float_verify.py): IEEE proofs, each free constant at probe values
 FLOAT_PROOF_RLIMIT = 20_000_000    # z3 resource units per IEEE refinement proof
 FLOAT_RULE_RLIMIT = 400_000_000    # ... per rule, its four float dtypes together (a proved query is charged a quarter)
