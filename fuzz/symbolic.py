@@ -23,6 +23,7 @@ from uopcheck.spec.optable import SIZED_INTS
 from uopcheck.fuzz.pipeline import check_pipeline, pipeline_root
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.progress import StatusLine
+from uopcheck.interrupts import sticky_sigint, raise_if_interrupted
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
 from uopcheck.fuzz.findings_io import (save_smaller, signatures_in, FindingsUnwritable, load_dir, digest, open_example_db,
@@ -254,6 +255,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     from uopcheck.rulecov.collect import FiredRules, tracking
     live.watch_rules(tracked := tracking(), FiredRules() if tracked else None)
   def check(e) -> Failure|None:
+    raise_if_interrupted()
     for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
       if kind == "pipeline" and e.dtype != dtypes.weakint: continue
       try:
@@ -283,8 +285,9 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
   try:
-    if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline, status, live, start)
-    campaign.run()
+    with sticky_sigint():
+      if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline, status, live, start)
+      campaign.run()
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
     stats.interrupted = True
     if pending.exists(): stats.unfinished.append(str(pending))
@@ -361,6 +364,7 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
     if status is not None: status.update(f"index seeds {i}/{len(seeds)}: {stats.line()}")
     if live is not None: live.update(phase=f"index seeds {i}/{len(seeds)}", **stats.counts())
     for k in SCALES:
+      raise_if_interrupted()
       if time.perf_counter() > deadline: return
       e = scaled(e0, k)
       try: v, s, stage = check_pipeline(e, reading)
