@@ -5,6 +5,7 @@ value it stores (sqrt of the 62,016 ones it sums). On gfx950 the emulator dies b
 path in emulation")."""
 from __future__ import annotations
 import json, pathlib, sys
+from typing import cast
 import numpy as np
 
 KERNEL = pathlib.Path(__file__).resolve().parent / "data" / "gfx950_grad_norm_kernel.ll"
@@ -23,7 +24,6 @@ if __name__ == "__main__":
   lib = d.compiler.compile(KERNEL.read_text())
   prg = d.runtime(TinyELF(lib, NAME, d.renderer.target, tuple((f"data{i}", i, dtypes.uint64, ()) for i in range(N_BUFFERS))))
   bufs = [Tensor(np.full(BUFFER_ELEMENTS, 0.0 if i == 0 else 1.0, np.float32), device=dev).realize() for i in range(N_BUFFERS)]
-  raw = [b.uop.buffer for b in bufs]
-  assert all(isinstance(r, Buffer) for r in raw)   # one device: never a MultiBuffer
-  prg(*[r._buf for r in raw if isinstance(r, Buffer)], global_size=(1, 1, 1), local_size=(16, 1, 1), wait=True)
+  raw = [cast(Buffer, b.uop.buffer) for b in bufs]   # one device: never a MultiBuffer
+  prg(*[r._buf for r in raw], global_size=(1, 1, 1), local_size=(16, 1, 1), wait=True)
   print(json.dumps({"device": dev, "stored": float(bufs[0].numpy()[0])}))

@@ -122,7 +122,7 @@ class SymInt(int):
     if not isinstance(o, int): return NotImplemented
     ta, tb = _pair(self, o)
     a, b = (tb, ta) if reverse else (ta, tb)
-    bits = width(_bits(self), _bits(o)) if width is not None and self.bits < W and _bits(o) < W else W
+    bits = min(width(self.bits, _bits(o)), W) if width is not None else W   # an unknown operand (W) gives W: the guard stays
     if _is_bv(a) and overflow is not None and bits >= W: _guard(overflow(a, b), _fits(concrete))
     return SymInt(concrete, build(a, b), bits)
   def _cmp(self, o, concrete:bool, build):
@@ -185,7 +185,7 @@ class SymInt(int):
       raise OverflowError(f"a shift count of {k} is past {MAX_SHIFT}: not computed")
     kb = t if _is_bv(t) else z3.Int2BV(t, W)
     out = z3.BitVecVal(n, W, t.ctx) << kb
-    return SymInt(n << k, out if _is_bv(t) else z3.BV2Int(out, is_signed=True), n.bit_length() + room - 1)   # |n << k| < 2**(W-2)
+    return SymInt(n << k, out if _is_bv(t) else z3.BV2Int(out, is_signed=True), W - 2)   # |n << k| < 2**(bit_length(n) + room - 1)
   def __rshift__(self, o):
     if not isinstance(o, int): return NotImplemented
     return self // (1 << o if isinstance(o, SymInt) else 1 << _c(o))

@@ -55,11 +55,11 @@ RLIMIT = 10_000_000                # z3 resource units per feasibility query
 PROOF_RLIMIT = 20_000_000          # ... per refinement proof (64-bit division needs this much)
 MAX_QUERIES = 2400                 # z3 queries per rule, all dtypes together (most take milliseconds)
 RULE_RLIMIT = 60_000_000           # z3 resource units per rule, all dtypes together
-# ... times this for the named rules: each needs it to be decided at every dtype (measured: 10x refutes both at the
-# unsigned dtypes and long, 48 s and 34 s on one core), and a budget named per rule keeps the table reproducible
 # ... and each instance first gets a scouting look of at most this much (charged to its rule's budget)
 SCOUT_QUERIES = 8
 SCOUT_RLIMIT = 500_000
+# ... times this for the named rules: each needs it to be decided at every dtype (measured: 10x refutes both at the
+# unsigned dtypes and long, 48 s and 34 s on one core), and a budget named per rule keeps the table reproducible
 RULE_BUDGET_SCALE = {"tinygrad/uop/symbolic.py:278": 10, "tinygrad/uop/divandmod.py:103": 10,
                      "tinygrad/uop/symbolic.py:140": 10}   # (x&mask)//c: int, long, uint16, uint32 decided at 10x (102 s on one core)
 # ... the float instances (fuzz/float_verify.py): IEEE proofs, each free constant at probe values
