@@ -87,16 +87,41 @@ def test_an_overflow_guard_a_magnitude_bound_rules_out_is_not_recorded():
     SymInt(3, a) * SymInt(5, b, 64)
   assert len(rec.conds) == 1, rec.conds
 
-def test_a_symbolic_shift_count_raises_where_python_does_and_never_shifts_past_memory():
-  """a negative count raises ValueError as in Python (the decision recorded); a count past MAX_SHIFT raises OverflowError
-  on its path instead of allocating 2**k bits (z3 picks counts up to 2**129: one such pick killed the process)"""
-  from uopcheck.fuzz.concolic import MAX_SHIFT
+def test_a_symbolic_shift_count_raises_where_python_does_and_is_never_computed_past_the_width():
+  """a negative count raises ValueError as in Python (the decision recorded); a count past the 130-bit width raises
+  NotComputed on its path -- never a shift of 2**k bits (z3 picks counts up to 2**129: one such pick killed the process),
+  and never a pin per count (the paths past the width multiplied until the budget was spent)"""
+  from uopcheck.fuzz.concolic import NotComputed, W
   ctx = z3.Context()
   with recording(Recorder(ctx)) as rec:
     with pytest.raises(ValueError): 1 << SymInt(-1, z3.Int("k", ctx))
-    with pytest.raises(OverflowError): 1 << SymInt(MAX_SHIFT + 1, z3.Int("j", ctx))
-    assert int.__int__(3 << SymInt(200, z3.Int("m", ctx))) == 3 << 200   # past the width, below the limit: pinned
-  assert rec.conds[0][1] is False and rec.pinned
+    with pytest.raises(NotComputed): 3 << SymInt(200, z3.Int("m", ctx))
+    with pytest.raises(NotComputed): 1 << SymInt(W, z3.Int("j", ctx))
+    assert int.__int__(3 << SymInt(100, z3.Int("n", ctx))) == 3 << 100   # inside the width: exact
+  assert rec.conds[0][1] is False and not rec.pinned
+
+def test_a_shift_count_past_the_width_of_a_sized_dtype_is_proved_where_the_shift_is_undefined():
+  """(x&mask)>>k with a weak k: a count of 8 or more at int8 (64 at int64) makes the shift undefined, so those paths are
+  vacuous. They were pinned one count per path and the rule stayed 'bounded' at every sized dtype; now each raises
+  NotComputed, which is harmless where the original is undefined, and the rule is proved at all of them. At weakint the
+  count has no width, so a path past 130 bits is undecided there -- never proved."""
+  v = verify_rule(RULES["tinygrad/uop/symbolic.py:138"], with_floats=False)
+  sized = ["signed char", "short", "int", "long", "unsigned char", "unsigned short", "unsigned int", "unsigned long"]
+  assert all(v.dtypes[d] == "proved" for d in sized), v.dtypes
+  assert v.dtypes["weakint"] != "proved" and "not computed" in v.why, v
+
+def test_a_decision_compared_as_a_number_is_recorded():
+  """a bool node's vmin is a decision (a SymBool); ``UOp.overflows`` compares it with a dtype's bounds, which raised
+  TypeError inside tinygrad's weak lowering (``weak.py:75`` at weakint)"""
+  ctx = z3.Context()
+  a, c = z3.BitVec("a", 130, ctx), z3.BitVec("c", 130, ctx)
+  with recording(Recorder(ctx)) as rec:
+    lt = SymInt(3, a) < SymInt(5, c)
+    assert (lt > 0) and not (lt < 0) and (lt <= 1) and not (lt >= 2)
+  taken = [cond if o else z3.Not(cond) for cond, o, _ in rec.conds]
+  s = z3.Solver(ctx=ctx)
+  s.add(*taken, z3.Not(a < c))   # the four decisions recorded imply the comparison: the path is kept, not lost
+  assert s.check() == z3.unsat
 
 def test_silent_concretization_never_proves_or_refutes():
   """list indexing and math.gcd read an int subclass's value without asking: the rewrite then holds a plain number that

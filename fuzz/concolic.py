@@ -23,6 +23,10 @@ import z3
 class SymbolEscaped(Exception):
   """A symbolic value was used as a truth value or a plain number outside any recorded run."""
 
+class NotComputed(OverflowError):
+  """This path's value is past what the symbolic integers compute (a shift count past their width): the path is not run.
+  Never a verdict on the rule: held against it only as an undecided path where the original is defined."""
+
 @dataclass
 class Recorder:
   """The path conditions of one concrete run: (condition, outcome, is_pin) in the order they were decided."""
@@ -61,9 +65,16 @@ class SymBool:
     return self.value
   def __index__(self) -> int:   # a decision used as a number: tinygrad's ``cdiv`` indexes ``(1,-1)[x*y<0]``
     return int(self.__bool__())
+  # a decision compared as a number (0 or 1): a bool node's ``vmin`` is one, and ``UOp.overflows`` compares it with a dtype's
+  # bounds (``weak.py``'s ``default_dtype`` of a weak cast of a comparison)
+  def _number(self) -> SymInt:
+    return SymInt(int(self.value), z3.If(self.term, z3.IntVal(1, self.term.ctx), z3.IntVal(0, self.term.ctx)), 1)
+  def __lt__(self, o): return self._number() < o if isinstance(o, int) else NotImplemented
+  def __le__(self, o): return self._number() <= o if isinstance(o, int) else NotImplemented
+  def __gt__(self, o): return self._number() > o if isinstance(o, int) else NotImplemented
+  def __ge__(self, o): return self._number() >= o if isinstance(o, int) else NotImplemented
   def __repr__(self): return f"SymBool({self.value})"
 
-MAX_SHIFT = 1 << 16   # a symbolic shift count past this raises OverflowError on its path instead of shifting (memory)
 W = 130   # a symbol of a sized dtype is a 130-bit vector: every dtype constant, and any product of two, fits exactly
 
 def _c(x) -> int:
@@ -172,7 +183,11 @@ class SymInt(int):
   def __rlshift__(self, o):
     """``o << self`` for a plain ``o`` and a symbolic count (``(1 << k) - 1``, a mask below bit k): exact as a left
     shift of the 130-bit vector while the result fits, which the path then requires; a negative count raises as in
-    Python (that decision recorded too). Past the width, or a symbolic ``o``, the count is pinned."""
+    Python (that decision recorded too). A count past the width raises ``NotComputed`` on its path: a raise is held
+    against the rule only where the original is defined somewhere on the path (``_raise_matters``), and never proves
+    anything. Pinning it instead covered one count per path, so the paths past the width multiplied until the budget was
+    spent -- ``symbolic.py:138``, ``(x&mask)>>k`` with a weak ``k``, was undecided at every sized dtype although a shift
+    by 8 or more is undefined there; and z3 picks counts up to 2**129. A symbolic ``o`` pins the count."""
     if not isinstance(o, int): return NotImplemented
     k, n = _c(self), _c(o)
     if isinstance(o, SymInt) or not 0 <= n.bit_length() < W - 1: return _c(o) << self.pin()
@@ -180,9 +195,7 @@ class SymInt(int):
     if not SymBool(k >= 0, t >= _lift(0, t)): raise ValueError("negative shift count")
     room = W - 1 - n.bit_length()   # 2**k * |n| < 2**(W-1) for every k below this
     if not SymBool(k < room, t < _lift(room, t)):
-      # past the width: pinned, up to a count Python can shift in memory (z3 picks counts up to 2**129)
-      if SymBool(k < MAX_SHIFT, t < _lift(MAX_SHIFT, t)): return n << self.pin()
-      raise OverflowError(f"a shift count of {k} is past {MAX_SHIFT}: not computed")
+      raise NotComputed(f"a shift count of {k} is past the {W}-bit width")
     kb = t if _is_bv(t) else z3.Int2BV(t, W)
     out = z3.BitVecVal(n, W, t.ctx) << kb
     return SymInt(n << k, out if _is_bv(t) else z3.BV2Int(out, is_signed=True), W - 2)   # |n << k| < 2**(bit_length(n) + room - 1)

@@ -30,7 +30,7 @@ import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType, dtype_from_uop
 from tinygrad.dtype import DType, dtypes
-from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, W, value_of, path_literals
+from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, SymbolEscaped, NotComputed, W, value_of, path_literals
 from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown, PathQuery
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
@@ -481,6 +481,8 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   """The rule raised on this path: harmless where the original is undefined on the whole path (a shift by a negative
   count, a division by zero); otherwise a crash of tinygrad on a defined input (why, for the verdict)."""
   from uopcheck.spec.z3model import Z3Model, Unsupported
+  if res.error.startswith(NotComputed.__name__): why = f"a path not computed ({res.error})"
+  else: why = f"the rule raises on a defined input ({res.error})"
   if res.before is None or not queries.take(): return f"the rule raised: {res.error}"
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
@@ -491,7 +493,7 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   s.add(*q)
   r = check(s)
   queries.charge(s)
-  return None if r == z3.unsat else f"the rule raises on a defined input ({res.error})"
+  return None if r == z3.unsat else why
 
 def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
