@@ -312,11 +312,12 @@ def test_the_symbolic_constant_meets_the_protocol_spec_declares():
   assert term_of(3) is None and not isinstance(3, SymbolicConst)
 
 def test_every_rule_given_its_own_budget_exists():
-  """RULE_BUDGET_SCALE names rules by key: a key that names no rule (tinygrad moved a line) would silently drop the budget"""
-  from uopcheck.settings import RULE_BUDGET_SCALE
+  """RULE_BUDGET_SCALE and RULE_PATH_BUDGET name rules by key: a key that names no rule (tinygrad moved a line) would
+  silently drop the budget"""
+  from uopcheck.settings import RULE_BUDGET_SCALE, RULE_PATH_BUDGET
   from uopcheck.fuzz.rule_verify import all_rules
   keys = {r.key for r in all_rules()}
-  assert RULE_BUDGET_SCALE and set(RULE_BUDGET_SCALE) <= keys, set(RULE_BUDGET_SCALE) - keys
+  for named in (RULE_BUDGET_SCALE, RULE_PATH_BUDGET): assert named and set(named) <= keys, set(named) - keys
 
 def test_an_instance_the_budget_stopped_before_the_rule_fired_is_never_n_a():
   """The rule below fires only where c == 12345, not at the first values run: with no budget left to flip that decision,
@@ -365,3 +366,47 @@ def test_ternary_constant_folds_are_proved_at_every_int_dtype():
   multiply-overflow guard; with magnitude bounds the guard is gone and the fold is proved at every dtype"""
   v = verify_rule(RULES["tinygrad/uop/symbolic.py:151"], with_floats=False)
   assert v.verdict == "proved" and {"signed char", "long", "unsigned long", "bool"} <= set(v.dtypes), v
+
+def _instance(rule:Rule, dt, op):
+  """the first instance of ``rule`` at ``dt`` whose root is ``op``, as verify_rule builds it"""
+  from uopcheck.fuzz.rule_verify import run_rule, Instances, NoInstance, divides_by_variable, _plain_shape
+  ctx = z3.Context()
+  def make(plan):
+    try: b, res = run_rule(rule, dt, plan, {}, ctx)
+    except NoInstance: return None
+    b.res, b.shape = res, _plain_shape(res.before)
+    return b
+  plan, b = next((p, b) for p, b in Instances(make, 64) if b.res.before is not None and b.res.before.op is op)
+  return plan, b, ctx, divides_by_variable(b.res.before)
+
+def test_two_decisions_compared_are_one_recorded_decision():
+  """``x.vmin == x.vmax`` of a comparison node compares two SymBools: Python compared the objects (always unequal), so
+  vmin == vmax folding (``symbolic.py:257``) never fired on CMPLT/CMPNE and those instances were silently 'n/a'"""
+  from uopcheck.fuzz.rule_verify import explore, Decision
+  rule = RULES["tinygrad/uop/symbolic.py:257"]
+  for op in (Ops.CMPLT, Ops.CMPNE):
+    plan, _, ctx, _ = _instance(rule, dtypes.int8, op)
+    v = explore(rule, dtypes.int8, plan, ctx)
+    assert v.fired > 0 and v.verdict == Decision.PROVED, (op, v)
+
+def test_range_analysis_of_a_division_by_a_variable_is_explored_with_exact_ints():
+  """vmin == vmax folding of x//y at int8 reads tinygrad's range analysis, which divides bounds by bounds: as 130-bit
+  vectors 4 paths spent the rule's whole budget; with exact Int symbols its 37 paths are proved"""
+  from uopcheck.fuzz.rule_verify import explore, Decision, Budget
+  rule = RULES["tinygrad/uop/symbolic.py:257"]
+  plan, _, ctx, by_variable = _instance(rule, dtypes.int8, Ops.FLOORDIV)
+  assert by_variable
+  v = explore(rule, dtypes.int8, plan, ctx, budget=64, queries=Budget(2400, 60_000_000), int_syms=True)
+  assert v.verdict == Decision.PROVED and v.paths > 24, v   # more paths than the default budget: the rule names its own
+
+def test_a_bool_variable_lies_inside_its_declared_range_in_z3():
+  """a bool variable had no bounds in the z3 model: z3 then refuted vmin == vmax folding at bool with p1=True where the
+  range was [False, False], a counterexample the confirmation rejected ('unknown')"""
+  from uopcheck.spec.z3model import Z3Model, check_rewrite, Proved
+  p = UOp.variable("p1", False, False, dtypes.bool)
+  m = Z3Model(OverflowReading.UNDEFINED)
+  v, _ = m.translate(p)
+  s = z3.Solver(ctx=m.ctx)
+  s.add(*m.bounds, v)
+  assert s.check() == z3.unsat
+  assert isinstance(check_rewrite(p, p.const_like(False), OverflowReading.UNDEFINED), Proved)

@@ -69,6 +69,15 @@ class SymBool:
   # bounds (``weak.py``'s ``default_dtype`` of a weak cast of a comparison)
   def _number(self) -> SymInt:
     return SymInt(int(self.value), z3.If(self.term, z3.IntVal(1, self.term.ctx), z3.IntVal(0, self.term.ctx)), 1)
+  # two decisions compared (``x.vmin == x.vmax`` of a comparison node, ``symbolic.py:257``): without this Python compared
+  # the objects, always unequal, so that rule never fired on a comparison -- an instance silently lost as "n/a"
+  def __eq__(self, o):
+    if isinstance(o, SymBool): return SymBool(self.value == o.value, self.term == o.term)
+    return self._number() == o if isinstance(o, int) else NotImplemented
+  def __ne__(self, o):
+    if isinstance(o, SymBool): return SymBool(self.value != o.value, self.term != o.term)
+    return self._number() != o if isinstance(o, int) else NotImplemented
+  __hash__ = object.__hash__   # identity, as SymInt's: two decisions with equal outcomes are not one decision
   def __lt__(self, o): return self._number() < o if isinstance(o, int) else NotImplemented
   def __le__(self, o): return self._number() <= o if isinstance(o, int) else NotImplemented
   def __gt__(self, o): return self._number() > o if isinstance(o, int) else NotImplemented

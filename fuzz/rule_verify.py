@@ -41,7 +41,7 @@ INT_DTYPES = [dtypes.weakint] + SIZED
 MAIN_DTYPES = INT_DTYPES + [dtypes.bool]
 RULE_FILES = ("tinygrad/uop/symbolic.py", "tinygrad/uop/divandmod.py", "tinygrad/uop/weak.py")
 from uopcheck.settings import PATH_BUDGET, PLAN_BUDGET, PLAN_SCAN, RLIMIT, PROOF_RLIMIT, MAX_QUERIES, RULE_RLIMIT, RULE_BUDGET_SCALE, \
-  SCOUT_QUERIES, SCOUT_RLIMIT
+  RULE_PATH_BUDGET, SCOUT_QUERIES, SCOUT_RLIMIT
 READINGS = (OverflowReading.UNDEFINED, OverflowReading.WRAP)
 BUDGET_TEXT = (f"{MAX_QUERIES} z3 queries / {RULE_RLIMIT:,} resource units per rule "
                f"(x{max(RULE_BUDGET_SCALE.values(), default=1)} for the rules RULE_BUDGET_SCALE names)")
@@ -129,6 +129,7 @@ class Builder:
     self.nvars = 0
     self.shape: tuple|None = None    # the instance's plain shape (verify_rule: two plans building one instance count once)
     self.divides = False             # the rule divided by a symbol on its first run (``divides_symbols``): Int symbols first
+    self.by_variable = False         # the instance divides by a non-constant (``divides_by_variable``): Int symbols only
 
   def choose(self, options:list) -> Any:
     if not options: raise NoInstance("no option")
@@ -447,6 +448,14 @@ def divides_symbols(res:PathResult) -> bool:
     todo.extend(t.children())
   return False
 
+def divides_by_variable(u:UOp|None) -> bool:
+  """The instance divides by a non-constant: tinygrad's range analysis of it (``vmin``/``vmax`` of x//y, x%y) divides
+  bounds by bounds, so a rule that reads them puts 130-bit divisions into every path condition. ``symbolic.py:257``
+  (vmin == vmax folding) at int8: x//y spent its rule's whole budget in 4 paths as bit-vectors; as exact Ints it is proved,
+  37 paths in 10 s. Such an instance is explored with Int symbols only: as bit-vectors it is not decided within any budget
+  the table can afford (int8 x//y: 250 s for 7 paths, then the rule's budget was gone)."""
+  return u is not None and any(x.op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD) and x.src[1].op is not Ops.CONST for x in u.toposort())
+
 def _plain_shape(u:UOp|None) -> tuple:
   """a rewrite's structure with its symbols as 'sym' and every plain constant and bound as its value"""
   if u is None: return ()
@@ -638,6 +647,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
   st = time.perf_counter()
   scale = RULE_BUDGET_SCALE.get(rule.key, 1)
   queries = Budget(MAX_QUERIES * scale, RULE_RLIMIT * scale)
+  path_budget = max(path_budget, RULE_PATH_BUDGET.get(rule.key, 0))
   per_dt: dict[str, Decision] = {}
   whys, paths, cex = [], 0, None
   spaces = []
@@ -649,7 +659,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
       # the pattern fixed every node's dtype to another one (``dtype=dtypes.weakint``): this is that dtype's instance again,
       # and the rule does not match a ``dt`` expression at all
       if dt != dtypes.weakint and res.before is not None and all(x.dtype != dt for x in res.before.toposort()): return None
-      b.shape, b.divides = _plain_shape(res.before), divides_symbols(res)
+      b.shape, b.divides, b.by_variable = _plain_shape(res.before), divides_symbols(res), divides_by_variable(res.before)
       return b
     space = Instances(make, plan_budget)   # another plan may build the same instance (a choice its pattern did not use)
     spaces.append((dt, ctx, space, list(space)))
@@ -658,7 +668,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     verdicts = []
     for i, (plan, b) in enumerate(instances):
       if (v := scouted.get((dt.name, i))) is None:
-        v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.divides)
+        v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.divides or b.by_variable)
         if b.divides and v.verdict in (Decision.BOUNDED, Decision.UNKNOWN):   # exact Ints did not decide it: bit-vectors may
           paths += v.paths
           if (v2 := explore(rule, dt, plan, ctx, path_budget, queries)).verdict in (Decision.PROVED, Decision.REFUTED): v = v2
@@ -699,7 +709,7 @@ def _scout(rule:Rule, spaces:list, path_budget:int, queries:Budget) -> dict[tupl
   for dt, ctx, _, instances in spaces:
     for i, (plan, b) in enumerate(instances):
       if queries.spent: return scouted
-      v = explore(rule, dt, plan, ctx, path_budget, queries.share(SCOUT_QUERIES, SCOUT_RLIMIT), int_syms=b.divides)
+      v = explore(rule, dt, plan, ctx, path_budget, queries.share(SCOUT_QUERIES, SCOUT_RLIMIT), int_syms=b.divides or b.by_variable)
       if v.verdict in (Decision.PROVED, Decision.REFUTED, Decision.NA): scouted[(dt.name, i)] = v
       if v.verdict == Decision.REFUTED: break   # the dtype is decided
   return scouted

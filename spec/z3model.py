@@ -154,7 +154,8 @@ class Z3Model:
     else:
       v = self._fresh(name, dt)
       self.variables[name] = (v, dt)
-    if dt != dtypes.bool and (name, dt, lo, hi) not in self.declared:
+    if (name, dt, lo, hi) not in self.declared:   # a bool variable too: lo -> v -> hi (it had no bounds, so z3 reported
+      # counterexamples outside them that the confirmation then rejected: symbolic.py:257 at bool was 'unknown')
       self.declared.add((name, dt, lo, hi))
       self.bounds.append(z3.And(self.le(self.const(lo, dt), v, dt), self.le(v, self.const(hi, dt), dt)))
     return v

@@ -61,7 +61,11 @@ SCOUT_RLIMIT = 500_000
 # ... times this for the named rules: each needs it to be decided at every dtype (measured: 10x refutes both at the
 # unsigned dtypes and long, 48 s and 34 s on one core), and a budget named per rule keeps the table reproducible
 RULE_BUDGET_SCALE = {"tinygrad/uop/symbolic.py:278": 10, "tinygrad/uop/divandmod.py:103": 10,
-                     "tinygrad/uop/symbolic.py:140": 10}   # (x&mask)//c: int, long, uint16, uint32 decided at 10x (102 s on one core)
+                     "tinygrad/uop/symbolic.py:140": 10,   # (x&mask)//c: int, long, uint16, uint32 decided at 10x (102 s on one core)
+                     "tinygrad/uop/symbolic.py:257": 4}    # vmin == vmax folding: x//y takes 13-17M units per sized dtype
+# ... and this many paths per instance for the named rules: vmin == vmax folding of x//y runs 37 paths of tinygrad's range
+# analysis at weakint, int8 and int64 (x%y: 23), each proved in well under a second with exact Int symbols
+RULE_PATH_BUDGET = {"tinygrad/uop/symbolic.py:257": 64}
 # ... the float instances (fuzz/float_verify.py): IEEE proofs, each free constant at probe values
 FLOAT_PROOF_RLIMIT = 20_000_000    # z3 resource units per IEEE refinement proof
 FLOAT_RULE_RLIMIT = 400_000_000    # ... per rule, its four float dtypes together (a proved query is charged a quarter)
