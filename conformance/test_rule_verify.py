@@ -410,3 +410,15 @@ def test_a_bool_variable_lies_inside_its_declared_range_in_z3():
   s.add(*m.bounds, v)
   assert s.check() == z3.unsat
   assert isinstance(check_rewrite(p, p.const_like(False), OverflowReading.UNDEFINED), Proved)
+
+def test_a_bool_operand_has_symbolic_bounds_like_any_variable():
+  """a bool variable was built with the fixed range [False, True], so a rule reading a bool operand's vmin/vmax never saw
+  a narrower one: vmin == vmax folding of a comparison of two bools never fired ('n/a'). In tinygrad a bool operand is a
+  comparison, whose range may be one value."""
+  from uopcheck.fuzz.rule_verify import explore, Decision
+  rule = RULES["tinygrad/uop/symbolic.py:257"]
+  for op in (Ops.CMPLT, Ops.CMPNE):
+    plan, b, ctx, _ = _instance(rule, dtypes.bool, op)
+    assert all(0 <= int.__int__(s) <= 1 for s in b.syms.values()), b.syms   # the first run's values lie in the domain
+    v = explore(rule, dtypes.bool, plan, ctx)
+    assert v.fired > 0 and v.verdict == Decision.PROVED, (op, v)

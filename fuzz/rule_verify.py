@@ -148,12 +148,15 @@ class Builder:
       lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
       self.domain.append(z3.And(t >= lo, t <= hi))
       bits = max(abs(lo).bit_length(), abs(hi).bit_length())   # bounds its magnitude: guards that cannot fail are left out
-    self.syms[name] = s = SymInt(self.asg.get(name, _default(prefix)), t, bits)
+    first = _default(prefix) if dt != dtypes.bool else min(_default(prefix), 1)   # inside the domain from the first run on
+    self.syms[name] = s = SymInt(self.asg.get(name, first), t, bits)
     return s
 
   def variable(self, dt:DType) -> UOp:
+    """a Variable whose bounds are symbols in ``dt`` -- a bool one too: in tinygrad a bool operand is a comparison, whose
+    range may be one value (its bounds were fixed at [False, True], so ``symbolic.py:257`` never fired on CMPLT/CMPNE of
+    two bools)"""
     self.nvars += 1
-    if dt == dtypes.bool: return UOp.variable(f"b{self.nvars}", False, True, dtypes.bool)
     lo, hi = self.sym("lo", dt), self.sym("hi", dt)
     self.domain.append(lo.term <= hi.term)
     return UOp.variable(f"v{self.nvars}", lo, hi, dt)
