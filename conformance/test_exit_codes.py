@@ -299,3 +299,17 @@ def test_a_ctrl_c_a_destructor_swallowed_still_stops_the_campaign():
     del x                                                  # KeyboardInterrupt raised in __del__, swallowed there
     with pytest.raises(KeyboardInterrupt): raise_if_interrupted()
   raise_if_interrupted()                                   # outside the block: no stale interrupt
+
+def test_a_ctrl_c_that_ctypes_wrapped_in_another_exception_is_still_a_ctrl_c():
+  """A Ctrl-C raised inside a C call's error check (z3's ``Z3_get_ast_id``) surfaces from ctypes as ``ArgumentError:
+  argument 1: KeyboardInterrupt``; ``fuzz symbolic`` reported it as a uopcheck internal error and exited 3 instead of 130
+  (CI, once). An exception that escapes ``sticky_sigint`` after a Ctrl-C landed is that Ctrl-C; without one it is itself."""
+  import ctypes, signal, threading
+  from uopcheck.interrupts import sticky_sigint
+  if threading.current_thread() is not threading.main_thread(): pytest.skip("signals are delivered to the main thread only")
+  with pytest.raises(KeyboardInterrupt):
+    with sticky_sigint():
+      try: signal.raise_signal(signal.SIGINT)
+      except KeyboardInterrupt as e: raise ctypes.ArgumentError(f"argument 1: {type(e).__name__}: ") from None
+  with pytest.raises(ctypes.ArgumentError):
+    with sticky_sigint(): raise ctypes.ArgumentError("argument 1: a real bad argument")

@@ -26,7 +26,10 @@ def sticky_sigint() -> Iterator[None]:
   """Ctrl-C raises KeyboardInterrupt as usual while the block runs, and is also remembered: one that lands while Python
   runs a ``__del__`` (z3's ``Context.__del__`` during garbage collection) is printed as "Exception ignored" and lost
   there, and a campaign would run on to its deadline (seen once in CI: ``fuzz symbolic`` ignored a Ctrl-C for over 60 s).
-  Long loops call ``raise_if_interrupted()`` between cases. Off the main thread it does nothing."""
+  Long loops call ``raise_if_interrupted()`` between cases. An exception that escapes the block after a Ctrl-C landed is
+  that Ctrl-C: ctypes wraps a KeyboardInterrupt raised inside a C call's error check (z3's) as ``ArgumentError: argument
+  1: KeyboardInterrupt``, which CI once saw reported as a uopcheck internal error (exit 3, not 130). Off the main thread
+  it does nothing."""
   if threading.current_thread() is not threading.main_thread():
     yield
     return
@@ -36,6 +39,9 @@ def sticky_sigint() -> Iterator[None]:
     raise KeyboardInterrupt
   old = signal.signal(signal.SIGINT, remember)
   try: yield
+  except Exception as e:
+    if _interrupted.is_set(): raise KeyboardInterrupt from e
+    raise
   finally:
     signal.signal(signal.SIGINT, old)
     _interrupted.clear()
