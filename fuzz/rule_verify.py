@@ -34,7 +34,7 @@ from uopcheck.fuzz.concolic import SymInt, Recorder, recording, keep_symbols, Sy
 from uopcheck.spec.z3model import check_rewrite, check, solver_for, Proved, Refuted, Unknown, PathQuery
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.errors import SpecError
-from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS, BOOL_OPS
+from uopcheck.spec.optable import SIZED_INTS, OVERFLOW_UB_OPS, BOOL_OPS, TRAPPING_OPS
 
 SIZED = list(SIZED_INTS)
 INT_DTYPES = [dtypes.weakint] + SIZED
@@ -131,6 +131,9 @@ class Builder:
     self.divides = False             # the rule divided by a symbol on its first run (``divides_symbols``): Int symbols first
     self.by_variable = False         # the instance divides by a non-constant (``divides_by_variable``): Int symbols only
 
+  @property
+  def int_first(self) -> bool: return self.divides or self.by_variable   # explore with exact Int symbols first
+
   def choose(self, options:list) -> Any:
     if not options: raise NoInstance("no option")
     k = len(self.taken)
@@ -141,6 +144,7 @@ class Builder:
 
   def sym(self, prefix:str, dt:DType) -> SymInt:
     name = f"{prefix}{len(self.syms)}"
+    first = _default(prefix)
     if dt == dtypes.weakint and getattr(self, "main", dtypes.weakint) in (dtypes.weakint, dtypes.bool): t, bits = z3.Int(name, self.ctx), W
     else:   # a sized dtype's symbol: a wide bit-vector (concolic.W bits) -- or an Int (int_syms) -- bounded to the dtype
       t = z3.Int(name, self.ctx) if self.int_syms else z3.BitVec(name, W, self.ctx)
@@ -148,7 +152,7 @@ class Builder:
       lo, hi = (dt.min, dt.max) if dt != dtypes.weakint else (dtypes.int64.min, dtypes.uint64.max)
       self.domain.append(z3.And(t >= lo, t <= hi))
       bits = max(abs(lo).bit_length(), abs(hi).bit_length())   # bounds its magnitude: guards that cannot fail are left out
-    first = _default(prefix) if dt != dtypes.bool else min(_default(prefix), 1)   # inside the domain from the first run on
+      first = min(max(first, lo), hi)   # inside the domain from the first run on (a bool's bounds: 0 and 1)
     self.syms[name] = s = SymInt(self.asg.get(name, first), t, bits)
     return s
 
@@ -300,6 +304,7 @@ class PathResult:
   after: UOp|None = None
   error: str = ""
   ill_typed: str = ""
+  not_computed: bool = False   # the error is NotComputed: a value past what the symbolic integers compute, not the rule
 
 def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context, int_syms:bool=False) -> tuple[Builder, PathResult]:
   """Build the instance for ``plan`` with the symbols at ``asg`` and apply the one rule, recording every decision."""
@@ -320,6 +325,7 @@ def run_rule(rule:Rule, dt:DType, plan:tuple, asg:dict[str, int], ctx:z3.Context
         res.after = after if isinstance(after, UOp) and after is not before else None
     except NoInstance: raise
     except SymbolEscaped as e: res.error = f"symbol escaped: {e}"
+    except NotComputed as e: res.error, res.not_computed = f"{type(e).__name__}: {str(e)[:120]}", True
     except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, RecursionError,
             MemoryError, OverflowError) as e:
       res.error = f"{type(e).__name__}: {str(e)[:120]}"
@@ -457,7 +463,11 @@ def divides_by_variable(u:UOp|None) -> bool:
   (vmin == vmax folding) at int8: x//y spent its rule's whole budget in 4 paths as bit-vectors; as exact Ints it is proved,
   37 paths in 10 s. Such an instance is explored with Int symbols only: as bit-vectors it is not decided within any budget
   the table can afford (int8 x//y: 250 s for 7 paths, then the rule's budget was gone)."""
-  return u is not None and any(x.op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD) and x.src[1].op is not Ops.CONST for x in u.toposort())
+  return any(True for _ in _divisions_by_variable(u))
+
+def _divisions_by_variable(u:UOp|None) -> Iterator[UOp]:
+  """the integer divisions and modulos under ``u`` whose divisor is not a constant"""
+  return (x for x in (u.toposort() if u is not None else ()) if x.op in TRAPPING_OPS and x.src[1].op is not Ops.CONST)
 
 def _plain_shape(u:UOp|None) -> tuple:
   """a rewrite's structure with its symbols as 'sym' and every plain constant and bound as its value"""
@@ -493,8 +503,6 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   """The rule raised on this path: harmless where the original is undefined on the whole path (a shift by a negative
   count, a division by zero); otherwise a crash of tinygrad on a defined input (why, for the verdict)."""
   from uopcheck.spec.z3model import Z3Model, Unsupported
-  if res.error.startswith(NotComputed.__name__): why = f"a path not computed ({res.error})"
-  else: why = f"the rule raises on a defined input ({res.error})"
   if res.before is None or not queries.take(): return f"the rule raised: {res.error}"
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
@@ -505,7 +513,8 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   s.add(*q)
   r = check(s)
   queries.charge(s)
-  return None if r == z3.unsat else why
+  if r == z3.unsat: return None
+  return f"a path not computed ({res.error})" if res.not_computed else f"the rule raises on a defined input ({res.error})"
 
 def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
@@ -560,8 +569,7 @@ def _verify_path_as_ints(rule, dt, plan, res:PathResult, b:Builder, ctx, reading
 def _wide_division(u:UOp) -> bool:
   """a 32- or 64-bit division or modulo by a non-constant: its bit-blasted circuit is what z3 decides worst, while the
   exact-Int encoding decides it in milliseconds (``(x%y)%y`` at int64: 20M resource units given up vs 50k proved)"""
-  return any(x.op in (Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD) and x.dtype in SIZED and x.dtype.itemsize >= 4 and x.src[1].op is not Ops.CONST
-             for x in u.toposort())
+  return any(x.dtype in SIZED and x.dtype.itemsize >= 4 for x in _divisions_by_variable(u))
 
 def _reading_matters(*us:UOp) -> bool:
   """The two readings of signed overflow differ only on arithmetic at a sized signed dtype (and uint16 products, which C
@@ -671,7 +679,7 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     verdicts = []
     for i, (plan, b) in enumerate(instances):
       if (v := scouted.get((dt.name, i))) is None:
-        v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.divides or b.by_variable)
+        v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.int_first)
         if b.divides and v.verdict in (Decision.BOUNDED, Decision.UNKNOWN):   # exact Ints did not decide it: bit-vectors may
           paths += v.paths
           if (v2 := explore(rule, dt, plan, ctx, path_budget, queries)).verdict in (Decision.PROVED, Decision.REFUTED): v = v2
@@ -712,7 +720,7 @@ def _scout(rule:Rule, spaces:list, path_budget:int, queries:Budget) -> dict[tupl
   for dt, ctx, _, instances in spaces:
     for i, (plan, b) in enumerate(instances):
       if queries.spent: return scouted
-      v = explore(rule, dt, plan, ctx, path_budget, queries.share(SCOUT_QUERIES, SCOUT_RLIMIT), int_syms=b.divides or b.by_variable)
+      v = explore(rule, dt, plan, ctx, path_budget, queries.share(SCOUT_QUERIES, SCOUT_RLIMIT), int_syms=b.int_first)
       if v.verdict in (Decision.PROVED, Decision.REFUTED, Decision.NA): scouted[(dt.name, i)] = v
       if v.verdict == Decision.REFUTED: break   # the dtype is decided
   return scouted
