@@ -7,7 +7,8 @@ from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, UPat
 from tinygrad.dtype import dtypes, Invalid
 from uopcheck.fuzz.rule_verify import all_rules, Rule, verify_rule, summary
-from uopcheck.fuzz.bounded_verify import verify_bounded_rule, no_value_semantics, check_instance, BoundedBuilder, K
+from uopcheck.fuzz.bounded_verify import verify_bounded_rule, no_value_semantics, check_instance, BoundedBuilder, K, SPACES
+from uopcheck.fuzz.rule_verify import estimate_plans
 
 RULES = {r.key: r for r in all_rules()}
 def _rule(line:str) -> Rule: return RULES[f"tinygrad/uop/{line}"]
@@ -96,3 +97,40 @@ def test_full_verdict_carries_the_bounded_part_and_the_summary_counts_it():
   assert s["refuted_new"] == ["bounded:tinygrad/uop/symbolic.py:468"] and s["no_verdict"] == ["tinygrad/uop/symbolic.py:435"]
   assert "no value semantics" in s["no_verdict_why"]["tinygrad/uop/symbolic.py:435"]
   assert summary(vs, {"bounded:tinygrad/uop/symbolic.py:468": "reviewed"})["refuted_new"] == []
+
+def test_knuth_estimate_is_exact_on_a_uniform_tree_and_seeded():
+  """every descent of a tree with 3 then 4 options has the product 12: the estimate is exact, and the same each run"""
+  def make(rng):
+    b = BoundedBuilder(())
+    b.rng = rng
+    b.choose([1, 2, 3]), b.choose("abcd")
+    return b
+  assert estimate_plans(make, 20, "seed") == 12.0
+  def uneven(rng):   # 1 leaf under the first option, 9 under the second: 10 leaves; the estimate varies but is seeded
+    b = BoundedBuilder(())
+    b.rng = rng
+    if b.choose([0, 1]) == 1: b.choose(list(range(9)))
+    return b
+  assert estimate_plans(uneven, 50, "s") == estimate_plans(uneven, 50, "s")
+  assert 7 < estimate_plans(uneven, 400, "s") < 13   # mean 10, the mean of 400 descents within 3 of it
+
+def test_a_space_past_its_cap_falls_back_to_a_smaller_one_and_says_which():
+  """symbolic.py:80 (a binary op moves inside an Invalid gate) has ~400K plans at weakint in the k=2 space: it is checked
+  completely in a smaller one, labelled; with every cap at 50 plans no space fits and the verdict says it was cut"""
+  out = verify_bounded_rule(_rule("symbolic.py:80"))
+  assert all(v.verdict == "bounded" and v.complete for v in out.values()), out
+  assert out["weakint"].space in {s.label for s in SPACES[1:]}, out
+  cut = verify_bounded_rule(_rule("symbolic.py:80"), cap=50)
+  assert all(v.space == SPACES[-1].label and not v.complete and "first 50 plans" in v.why for v in cut.values()), cut
+  v = verify_rule(_rule("symbolic.py:80"), with_floats=True)
+  assert set(v.bounded_spaces) == {"weakint", "int", "float"} and v.bounded_complete, v
+
+def test_lowering_a_weak_left_shift_of_a_negative_value_is_refuted_under_c_s_reading():
+  """weak.py:59 (lower_weak_node) lowers a weakint SHL of two int32 values taken as weak to a long SHL: weakint -1 << 0 is
+  -1, while C leaves a left shift of a negative long undefined (C11 6.5.7p4; clang's -fsanitize=shift agrees). Found in the
+  plain space, which has the (weakint)int operand shape; the wrap reading is fine."""
+  out = verify_bounded_rule(_rule("weak.py:59"))
+  v = out["weakint"]
+  assert v.verdict == "refuted" and v.counterexample["confirmed"] and v.counterexample["reading"] == "undefined", v
+  assert "<<" in v.counterexample["before"] and v.counterexample["assignment"]["v1"] < 0, v.counterexample
+  assert out["int"].verdict == "bounded", out

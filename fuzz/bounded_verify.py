@@ -10,8 +10,10 @@ over a finite space, stated as ``BOUND`` and printed as ``bounded(k=2)`` in the 
    the pattern, every free constant in ``INT_CONSTS``, every variable's bounds in ``BOUND_PAIRS`` (all within [-k, k]),
    a pattern variable either a variable or one of the index shapes in ``SHAPES`` over two shared variables (so a rule that
    reads its operand's structure sees ``v*2+w``, ``(v//2)*2 + v%2``, ...), buffers of ``BUF_LEN`` elements, range ends in
-   ``RANGE_ENDS``, stacks of width 1 and 2 -- enumerated by ``rule_verify.plans`` up to ``PLAN_CAP`` per dtype; each
-   must pass tinygrad's own ``type_verify``.
+   ``RANGE_ENDS``, stacks of width 1 and 2 -- enumerated by ``rule_verify.plans``; each must pass tinygrad's own
+   ``type_verify``. Where that space is too large to enumerate (its cap), a smaller one of ``SPACES`` is: k=1 (bounds and
+   constants within [-1, 1]), then plain pattern variables (a variable, a constant or a sized variable taken as weak),
+   then one bound pair; the table prints the space each rule and dtype was checked in.
 2. **Every value**: both sides are evaluated by the numpy spec (``ref.elementwise``) at *every* assignment of the
    instance's variables in their bounds (floats at ``FLOAT_VALUES``: NaN, +-inf, +-0, ...), every free range index, with
    buffers holding distinct values (so any change of address shows as a change of value) -- all rows at once.
@@ -20,7 +22,7 @@ over a finite space, stated as ``BOUND`` and printed as ``bounded(k=2)`` in the 
    readings of signed overflow. A refutation is **confirmed** by substituting the counterexample's values as constants
    and evaluating both sides again, alone.
 
-Verdicts per (rule, dtype): ``bounded`` (every instance up to the bound, every value: no counterexample), ``refuted``
+Verdicts per (rule, dtype): ``bounded`` (every instance of the space, every value: no counterexample), ``refuted``
 (confirmed), ``unknown`` (an op the evaluator has no semantics for -- uopcheck's limit, said so), ``n/a`` (no instance
 fires). Rules whose every root is AFTER/END/GROUP/SINK order or group effects and have no value semantics: ``n/a`` with
 that reason (``spec.optable.ORDERING_OPS``: the op table's ``orders_only``)."""
@@ -29,11 +31,10 @@ from typing import Any
 import itertools
 from dataclasses import dataclass, field
 import numpy as np
-import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher, AxisType
 from tinygrad.dtype import DType, dtypes, Invalid, AddrSpace
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Decision, plans
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Decision, plans, unused_context, estimate_plans
 from uopcheck.spec.alu import Lanes
 from uopcheck.spec.errors import SpecError
 from uopcheck.spec.optable import ORDERING_OPS
@@ -49,12 +50,36 @@ FLOAT_VALUES = (0.0, -0.0, 1.0, -2.5, float("inf"), -float("inf"), float("nan"))
 RANGE_ENDS = (3, 1)
 BUF_LEN = 4
 STACK_WIDTHS = (2, 1)
-PLAN_CAP = 400                                                 # instances per rule and dtype
 SHAPES = ("var", "v*2+w", "(v//2)*2+v%2", "v%2", "v*2", "v+w", "const", "(weakint)int")  # what a weakint pattern variable may be
 BOOL_SHAPES = ("var", "v<1", "v<2&w<2")                        # what a bool pattern variable may be
-BOUND_LABEL = f"k={K}"   # what the table prints: bounded(k=2)
-BOUND = f"{BOUND_LABEL}: ints in [-{K},{K}] ({len(BOUND_PAIRS)} bound pairs), constants {list(INT_CONSTS)}, floats {len(FLOAT_VALUES)} values, " \
-        f"ranges of {'/'.join(map(str, RANGE_ENDS))}, buffers of {BUF_LEN}, stacks of {'/'.join(map(str, STACK_WIDTHS))}"
+
+@dataclass(frozen=True)
+class Space:
+  """One stated bounded space: what a variable's bounds, a free constant and a pattern variable may be (the rest --
+  floats, ranges, buffers, stacks -- is the same in every space), and ``cap``, the most plans it is enumerated to. ``label``
+  is what the table prints: bounded(k=2)."""
+  label: str
+  pairs: tuple[tuple[int, int], ...]
+  consts: tuple[int, ...]
+  shapes: tuple[str, ...]
+  bool_shapes: tuple[str, ...]
+  cap: int
+  def describe(self) -> str:
+    return f"{self.label}: bounds {list(self.pairs)}, constants {list(self.consts)}, pattern variables {'/'.join(self.shapes)}, " \
+           f"bools {'/'.join(self.bool_shapes)}"
+
+# The spaces in order, each smaller than the one before: a rule at a dtype is checked in the first one whose plans all fit
+# in its cap, and the table prints that one's label (k=1's bounds are within [-1, 1], so not all among k=2's). A space whose
+# estimated plans (``estimate_plans``) pass twice its cap is not enumerated. The last, smallest one has a larger cap:
+# ``symbolic.py:249`` (19 ops over two wheres of four pattern variables) has 10,003 plans at weakint even there.
+SPACES = (Space("k=2", BOUND_PAIRS, INT_CONSTS, SHAPES, BOOL_SHAPES, 8000),
+          Space("k=1", ((0, 1), (-1, 1), (0, 0)), (1, 0, -1), SHAPES, BOOL_SHAPES, 8000),
+          Space("k=1,plain", ((0, 1), (-1, 1)), (1, 0, -1), ("var", "const", "(weakint)int"), ("var",), 8000),
+          Space("k=1,minimal", ((-1, 1),), (1, -1), ("var", "const", "(weakint)int"), ("var",), 16000))
+ESTIMATE_PROBES = 200                                          # random descents that estimate a space's plans
+BOUND_LABEL = SPACES[0].label   # the largest space's label
+BOUND = "; ".join(s.describe() for s in SPACES) + f"; in every space: floats {len(FLOAT_VALUES)} values, ranges of " \
+        f"{'/'.join(map(str, RANGE_ENDS))}, buffers of {BUF_LEN}, stacks of {'/'.join(map(str, STACK_WIDTHS))}"
 DTYPES = (dtypes.weakint, dtypes.int32, dtypes.float32)
 MAX_ROWS = 200_000
 
@@ -65,8 +90,9 @@ def _is_var(p:UPat) -> bool: return p.op is None and not p.is_any
 class BoundedBuilder(Builder):
   """A concrete instance of a UPat: every value a choice point, so ``plans`` enumerates the bounded space."""
   KIND = "bounded"
-  def __init__(self, plan:tuple[int, ...]):
-    super().__init__(z3.Context(), plan, {})
+  def __init__(self, plan:tuple[int, ...], space:Space=SPACES[0]):
+    super().__init__(unused_context(), plan, {})
+    self.space = space
     self.pool: list[UOp] = []      # the shared index variables v, w
     self.ranges: list[UOp] = []    # ranges a pattern variable may read (a REDUCE's own)
     self.bools: list[UOp] = []     # conditions built so far: a pattern variable may read one (where-closure folding)
@@ -85,7 +111,7 @@ class BoundedBuilder(Builder):
     self.nvars += 1
     if dt == dtypes.bool: return UOp.variable(f"b{self.nvars}", False, True, dtypes.bool)
     if dtypes.is_float(dt): return UOp.variable(f"f{self.nvars}", -float("inf"), float("inf"), dt, param=True)
-    lo, hi = self.choose(list(BOUND_PAIRS))
+    lo, hi = self.choose(list(self.space.pairs))
     return UOp.variable(f"v{self.nvars}", lo, hi, dt, param=True)   # a kernel's form of a Variable (an ALU PARAM: irreducible)
 
   def _pooled(self, i:int) -> UOp:
@@ -94,7 +120,7 @@ class BoundedBuilder(Builder):
 
   def variable(self, dt:DType) -> UOp:
     if dt == dtypes.bool:
-      shape = self.choose(list(BOOL_SHAPES))
+      shape = self.choose(list(self.space.bool_shapes))
       if shape == "var": b = self._var(dt)
       else:
         v, w = self._pooled(0), self._pooled(1)
@@ -106,7 +132,7 @@ class BoundedBuilder(Builder):
       if kind == "const": return self.const(dt)
       if kind == "range": return self.ranges[-1].cast(dt)
       return self._var(self.choose([dt, dtypes.weakint]) if dt in (dtypes.int32, dtypes.int64) else dt)
-    shape = self.choose(list(SHAPES) + (["range"] if self.ranges else []) + (["c?v:w"] if self.bools else []))
+    shape = self.choose(list(self.space.shapes) + (["range"] if self.ranges else []) + (["c?v:w"] if self.bools else []))
     if shape == "var": return self._var(dt)
     if shape == "const": return self.const(dt)
     if shape == "(weakint)int": return self._var(dtypes.int32).cast(dtypes.weakint)   # a sized value taken as weak (weak lowering)
@@ -122,7 +148,7 @@ class BoundedBuilder(Builder):
     if arg is not None and not isinstance(arg, tuple): return UOp.const(arg, dt)
     if dt == dtypes.bool: return UOp.const(self.choose([False, True]), dt)
     if dtypes.is_float(dt): return UOp.const(self.choose([1.0, 0.0, -2.5]), dt)
-    return UOp.const(self.choose([c for c in INT_CONSTS if dt in dtypes.weaks or dt.min <= c <= dt.max]), dt)   # constants the dtype holds
+    return UOp.const(self.choose([c for c in self.space.consts if dt in dtypes.weaks or dt.min <= c <= dt.max]), dt)   # constants the dtype holds
 
   def buffer(self, dt:DType) -> UOp:
     self.nbufs += 1
@@ -450,7 +476,8 @@ class BoundedVerdict:
   verdict: Decision            # bounded / refuted / unknown / n/a
   instances: int = 0
   fired: int = 0
-  complete: bool = True        # every instance of the bounded space was enumerated (PLAN_CAP not reached)
+  complete: bool = True        # every instance of the bounded space was enumerated (its cap not reached)
+  space: str = ""              # the label of the space checked (``SPACES``)
   why: str = ""
   counterexample: dict|None = None
 
@@ -524,48 +551,62 @@ def _show(x, r:int) -> str:
 
 # ** per rule **
 
-def verify_bounded_rule(rule:Rule, cap:int=PLAN_CAP) -> dict[str, BoundedVerdict]:
-  """the bounded verdict per main dtype (weakint, int32, float32) of a rule no other verifier decides"""
+def verify_bounded_rule(rule:Rule, cap:int|None=None) -> dict[str, BoundedVerdict]:
+  """the bounded verdict per main dtype (weakint, int32, float32) of a rule no other verifier decides, in the first of
+  ``SPACES`` whose plans all fit in its cap (or ``cap``, for every space) -- enumerating a space's plans costs a build each,
+  checking an evaluation each fired instance: only the space chosen is checked. Where none fits, the first plans of the
+  smallest, ``complete`` False."""
   pm = PatternMatcher([(rule.pat, rule.fxn)])
-  from uopcheck.spec.structural import verify
   out: dict[str, BoundedVerdict] = {}
   for dt in DTYPES:
-    v = BoundedVerdict(Decision.NA)
-    shapes: set = set()
-    def make(plan, dt=dt):
-      b = BoundedBuilder(plan)
-      try: b.before = b.build(rule.pat, dt)
-      except NoInstance: b.before = None   # its choices so far still branch: the next plans try the other alternatives
-      except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, AttributeError):
-        b.before = None   # tinygrad refused to build the node: not an instance
-      return b
-    n = 0
-    for plan, b in plans(make, cap):
-      n += 1
-      if b.before is None: continue
-      if b.before in shapes: continue   # UOps are hash-consed: the same instance is the same node
-      # a pattern fixed to weakint (``dtype=dtypes.weakint``) built "for int32" is the weakint instance again: not int32's
-      if dt != dtypes.weakint and all(x.dtype != dt for x in b.before.toposort()): continue
-      shapes.add(b.before)
-      try: verify(b.before, "full")
-      except SpecError: continue
-      v.instances += 1
-      try: after = pm.rewrite(b.before, ctx={})
-      except Exception as e:   # the rule raising on a well-typed instance
-        v.verdict, v.why = Decision.UNKNOWN, f"the rule raised {type(e).__name__}: {str(e)[:80]} on {show_uop(b.before)[:80]}"
+    for space in SPACES:
+      def make(plan, dt=dt, space=space, rng=None):
+        b = BoundedBuilder(plan, space)
+        b.rng = rng
+        try: b.before = b.build(rule.pat, dt)
+        except NoInstance: b.before = None   # its choices so far still branch: the next plans try the other alternatives
+        except (AssertionError, RuntimeError, TypeError, ValueError, KeyError, IndexError, AttributeError):
+          b.before = None   # tinygrad refused to build the node: not an instance
+        return b
+      # a space far past the cap is not enumerated (only the choice of space rests on the estimate, never a verdict)
+      n = cap or space.cap
+      if space is not SPACES[-1] and estimate_plans(lambda rng: make((), rng=rng), ESTIMATE_PROBES, f"{rule.key} {dt.name} {space.label}") > 2 * n:
         continue
-      if not isinstance(after, UOp) or after is b.before: continue
-      v.fired += 1
-      verdict, cex, why = check_instance(b.before, after)
-      if verdict == Decision.REFUTED:
-        v.verdict, v.counterexample, v.why = Decision.REFUTED, cex, why
-        break
-      if verdict == Decision.UNKNOWN: v.verdict, v.why = Decision.UNKNOWN, why
-      elif v.verdict == Decision.NA: v.verdict = Decision.BOUNDED
-    v.complete = n < cap and v.verdict != Decision.REFUTED   # a refutation stops the enumeration: the space was not all run
-    if v.verdict == Decision.BOUNDED and not v.complete: v.why = f"the first {cap} instances of the bounded space"
+      built = [b for _, b in plans(make, n)]
+      if len(built) < n or space is SPACES[-1]: break
+    v = _check_space(pm, dt, built)
+    v.space = space.label
+    v.complete = len(built) < n and v.verdict != Decision.REFUTED   # a refutation stops the checking: the space was not all run
+    if v.verdict == Decision.BOUNDED and not v.complete: v.why = f"the first {n} plans of the bounded space {space.label}"
     if v.fired or v.verdict != Decision.NA: out[dt.name] = v
   return out
+
+def _check_space(pm:PatternMatcher, dt:DType, built:list[BoundedBuilder]) -> BoundedVerdict:
+  """every distinct, well-typed instance built at ``dt``: rewritten by the rule and, where it fired, checked at every value"""
+  from uopcheck.spec.structural import verify
+  v = BoundedVerdict(Decision.NA)
+  shapes: set = set()
+  for b in built:
+    if b.before is None or b.before in shapes: continue   # UOps are hash-consed: the same instance is the same node
+    # a pattern fixed to weakint (``dtype=dtypes.weakint``) built "for int32" is the weakint instance again: not int32's
+    if dt != dtypes.weakint and all(x.dtype != dt for x in b.before.toposort()): continue
+    shapes.add(b.before)
+    try: verify(b.before, "full")
+    except SpecError: continue
+    v.instances += 1
+    try: after = pm.rewrite(b.before, ctx={})
+    except Exception as e:   # the rule raising on a well-typed instance
+      v.verdict, v.why = Decision.UNKNOWN, f"the rule raised {type(e).__name__}: {str(e)[:80]} on {show_uop(b.before)[:80]}"
+      continue
+    if not isinstance(after, UOp) or after is b.before: continue
+    v.fired += 1
+    verdict, cex, why = check_instance(b.before, after)
+    if verdict == Decision.REFUTED:
+      v.verdict, v.counterexample, v.why = Decision.REFUTED, cex, why
+      break
+    if verdict == Decision.UNKNOWN: v.verdict, v.why = Decision.UNKNOWN, why
+    elif v.verdict == Decision.NA: v.verdict = Decision.BOUNDED
+  return v
 
 def no_value_semantics(rule:Rule) -> str|None:
   """the reason a rule has no value semantics to check, or None: every root op orders or groups effects"""

@@ -32,11 +32,10 @@ from typing import Any
 import itertools, linecache, random, threading
 from dataclasses import dataclass, field
 import numpy as np
-import z3
 from tinygrad.uop import Ops, GroupOp
 from tinygrad.uop.ops import UOp, UPat, PatternMatcher
 from tinygrad.dtype import DType, dtypes, ConstFloat, Invalid
-from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, Decision
+from uopcheck.fuzz.rule_verify import Rule, Builder, NoInstance, Instances, ORDER, Decision, unused_context
 from uopcheck.fuzz.float_check import PROBES, probe_value, decide, confirm, numpy_decide, show
 from uopcheck.spec.z3float import CAST_INTS
 from uopcheck.spec.optable import FLOAT_OPS, BOOL_OPS
@@ -79,7 +78,7 @@ for _n in ("__bool__", "__float__", "__int__", "__trunc__", "__round__", "__abs_
 class FloatBuilder(Builder):
   """One float instance of a UPat: ``plan`` fixes every alternative, ``probes`` the free constants' values (by name)."""
   def __init__(self, plan:tuple[int, ...], probes:dict[str, float]):
-    super().__init__(z3.Context(), plan, {})
+    super().__init__(unused_context(), plan, {})
     self.probes = probes
     self.free: dict[str, UOp] = {}    # free constant name -> its CONST node
 

@@ -6,8 +6,7 @@ README); a refuted rule not on it is new, and ``rules verify`` exits 1."""
 from __future__ import annotations
 import json, os, pathlib
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.rule_verify import RuleVerdict, summary, refutation_keys
-from uopcheck.fuzz.bounded_verify import BOUND_LABEL
+from uopcheck.fuzz.rule_verify import RuleVerdict, summary, refutation_keys, space_labels
 
 KNOWN = pathlib.Path(__file__).resolve().parent / "rules_known.json"
 
@@ -72,7 +71,7 @@ def result(verdicts:list[RuleVerdict], known:dict|None=None, show_na:bool=False)
     if v.verdict == "n/a" and not show_na: continue
     dts = ",".join(f"{k}:{x[0]}" for k, x in (v.dtypes or v.bounded_dtypes).items() if x != "proved") or ("all proved" if v.dtypes else "")
     tag = " (NEW)" if new_refutations(v, known) else " (known)" if v.verdict == "refuted" else ""
-    kind = f"{v.verdict}({BOUND_LABEL}{'' if v.bounded_complete else ', capped'})" if v.bounded_verdict == "bounded" else v.verdict
+    kind = f"{v.verdict}({space_labels(v.bounded_spaces)}{'' if v.bounded_complete else ', capped'})" if v.bounded_verdict == "bounded" else v.verdict
     rows.append({"rule (file:line)": v.rule[9:], "verdict": kind + tag, "int": v.int_verdict, "float": v.float_verdict,
                  "time": v.seconds, "paths": v.paths, "dtypes / why": f"{dts}  {v.why[:90] if v.verdict != 'proved' else ''}",
                  "source": v.source, "counterexample / why": _cex_line(v) if v.verdict == "refuted" else v.why})
