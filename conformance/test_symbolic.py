@@ -134,6 +134,18 @@ def test_symbolic_confirmation_rejects_out_of_range_counterexamples():
   agree = Verdict("refuted", "z3", Refuted({"a": 1}, 2, 2, "values differ"))
   assert confirm(a + 1, (a + 2) - 1, agree, W).startswith("numpy: both sides give")
 
+def test_symbolic_confirmation_does_not_take_the_evaluator_s_int64_limit_for_undefined():
+  """x -> (x*4)//4 at weakint x = 2**62: both are 2**62 (weakint is exact), but numpy holds weakint as int64 and calls the
+  rewrite's x*4 = 2**64 undefined. That 'undefined' is the evaluator's limit: no refutation is confirmed on it. A rewrite that
+  really is undefined there (a division by zero) still is."""
+  from uopcheck.fuzz.symbolic import Verdict
+  x = UOp.variable("x", 0, 2**62)
+  claimed = Verdict("refuted", "z3", Refuted({"x": 2**62}, 2**62, "undefined", "the rewrite is undefined"))
+  why = confirm(x, (x * 4) // 4, claimed, W)
+  assert why is not None and "evaluator's limit" in why and str(2**64) in why, why
+  z = UOp.variable("z", 0, 0)
+  assert confirm(x, x + 1 // (z + 0 * x) * 0, Verdict("refuted", "z3", Refuted({"x": 1, "z": 0}, 1, "undefined", "undefined")), W) is None
+
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(int_expr(depth=4))
 def test_symbolic_fuzzer_never_draws_two_variables_of_one_name(e):

@@ -140,7 +140,17 @@ def confirm(e:UOp, s:UOp, v:Verdict, reading:OverflowReading) -> str|None:
   except Exception as ex: return f"numpy evaluation failed: {type(ex).__name__}: {ex}"
   if bu: return "numpy: the original is undefined at the counterexample"
   if not au and bv == av: return f"numpy: both sides give {bv} at the counterexample"
+  if au and (past := _weak_past_int64(s, asg)):
+    return f"numpy holds weakint as int64 and the rewrite's weakint value {past} leaves it: its 'undefined' there is the " \
+           "evaluator's limit (spec.ints.PYTHON_ALU_DIFFERENCES), not the spec's"
   return None
+
+def _weak_past_int64(u:UOp, assignment:dict) -> int|None:
+  """a weakint value of ``u`` at the assignment that int64 cannot hold (tinygrad's own python_alu: exact), or None -- also
+  when python_alu cannot evaluate ``u`` there (a division by zero): numpy's 'undefined' then stands"""
+  try: vals = python_values(u, assignment)
+  except Exception: return None
+  return next((v for x, v in vals.items() if x.dtype == dtypes.weakint and isinstance(v, int) and not -2**63 <= v < 2**63), None)
 
 def _const_class(c) -> str:
   if isinstance(c, bool) or c in (0, 1, -1): return repr(c)
@@ -443,6 +453,10 @@ def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, d
 def python_value(u:UOp, assignment:dict[str, int]) -> Any:
   """``u`` at one assignment by tinygrad's own scalar semantics (``exec_alu``: ``python_alu`` + ``truncate``) -- a third,
   independent opinion for auditing findings; it differs from the spec only on ``spec.ints.PYTHON_ALU_DIFFERENCES``."""
+  return python_values(u, assignment)[u]
+
+def python_values(u:UOp, assignment:dict[str, int]) -> dict[UOp, Any]:
+  """every node of ``u`` at one assignment, as ``python_value`` computes it (weakint exact: tinygrad's is 800 bits)"""
   from tinygrad.uop.ops import exec_alu
   from tinygrad.dtype import truncate
   vals: dict[UOp, object] = {}
@@ -454,7 +468,7 @@ def python_value(u:UOp, assignment:dict[str, int]) -> Any:
       v = vals[x.src[0]]
       vals[x] = bool(v) if x.dtype == dtypes.bool else int(v) if x.dtype == dtypes.weakint else truncate[x.dtype](int(v))  # type: ignore[call-overload]
     else: vals[x] = exec_alu(x.op, x.dtype, [vals[s_] for s_ in x.src])
-  return vals[u]
+  return vals
 
 def audit(d:dict) -> str|None:
   """Re-check a saved finding from scratch: None when it holds up, else why not. It reproduces as recorded (``recheck``:
