@@ -7,7 +7,7 @@
   uopcheck fuzz symbolic|graph --minutes N [--seed S] [--findings DIR]          fuzz campaigns that save reproducers
   uopcheck compare-schedulers A B [--corpus DIR] [--fuzz N]                     correctness and cost of two schedulers
   uopcheck mutate [ID ...] [--detectors check,graph,rules,conformance]         kill table of tinygrad mutants
-  uopcheck findings promote FILE ... | audit DIR ...                           re-derive findings; promote into the shipped corpus
+  uopcheck findings promote FILE ... | audit DIR|FILE ...                      re-derive findings; promote into the shipped corpus
   uopcheck replay FILE|DIR ...                                                 re-run findings: still failing / fixed per file
   uopcheck rules verify [--only KEY ...] [--workers N]                         decide every rewrite rule (integer, IEEE float, bounded)
   uopcheck amd doctor|env [--root DIR] [--json]                                MI350X bring-up checks
@@ -162,6 +162,14 @@ def _finding_check(f:pathlib.Path):
     raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
   return d, kind
 
+def _audited(path:pathlib.Path, finding_files) -> list[pathlib.Path]:
+  """the finding files ``findings audit`` reads at one argument: a directory's, or one file given by name (it was read as
+  a directory and audited nothing, exit 0); a path that is neither is a usage error naming it"""
+  from uopcheck.spec import SpecError
+  if path.is_dir(): return finding_files(path)
+  if path.is_file(): return [path]
+  raise SpecError(f"{path}: no such finding file or directory")
+
 def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each read through the strict schema
   check and re-derived on this tinygrad (``recheck``: the same failure, the same signature); a file that is refused is
@@ -178,7 +186,7 @@ def _cmd_findings(args) -> int:
     return "confirmed" if why is None else f"FALSE: {why}"
   if args.findings_cmd == "audit":
     from uopcheck.fuzz.finding_kinds import finding_files
-    files = [f for directory in args.files for f in finding_files(pathlib.Path(directory))]
+    files = [f for path in args.files for f in _audited(pathlib.Path(path), finding_files)]
     rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
@@ -427,8 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
   rp.add_argument("paths", nargs="+", help="finding files (symbolic-*.json, graph-*.json) or directories of them")
   rp.set_defaults(fn=_cmd_replay)
   fd = sub.add_parser("findings", parents=[reports], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
-  fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR...: re-check")
-  fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories")
+  fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR|FILE...: re-check")
+  fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories or finding files")
   fd.add_argument("--to", type=directory, default=None, help="corpus directory (default: the shipped fuzz/findings/)")
   fd.set_defaults(fn=_cmd_findings)
   cv = sub.add_parser("coverage", help="rule coverage of a command: uopcheck coverage -- CMD ...")
