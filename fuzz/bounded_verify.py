@@ -77,7 +77,6 @@ SPACES = (Space("k=2", BOUND_PAIRS, INT_CONSTS, SHAPES, BOOL_SHAPES, 8000),
           Space("k=1,plain", ((0, 1), (-1, 1)), (1, 0, -1), ("var", "const", "(weakint)int"), ("var",), 8000),
           Space("k=1,minimal", ((-1, 1),), (1, -1), ("var", "const", "(weakint)int"), ("var",), 16000))
 ESTIMATE_PROBES = 200                                          # random descents that estimate a space's plans
-BOUND_LABEL = SPACES[0].label   # the largest space's label
 BOUND = "; ".join(s.describe() for s in SPACES) + f"; in every space: floats {len(FLOAT_VALUES)} values, ranges of " \
         f"{'/'.join(map(str, RANGE_ENDS))}, buffers of {BUF_LEN}, stacks of {'/'.join(map(str, STACK_WIDTHS))}"
 DTYPES = (dtypes.weakint, dtypes.int32, dtypes.float32)

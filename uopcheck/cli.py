@@ -162,10 +162,11 @@ def _finding_check(f:pathlib.Path):
     raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
   return d, kind
 
-def _audited(path:pathlib.Path, finding_files) -> list[pathlib.Path]:
+def _audited(path:pathlib.Path) -> list[pathlib.Path]:
   """the finding files ``findings audit`` reads at one argument: a directory's, or one file given by name (it was read as
   a directory and audited nothing, exit 0); a path that is neither is a usage error naming it"""
   from uopcheck.spec import SpecError
+  from uopcheck.fuzz.finding_kinds import finding_files
   if path.is_dir(): return finding_files(path)
   if path.is_file(): return [path]
   raise SpecError(f"{path}: no such finding file or directory")
@@ -185,8 +186,7 @@ def _cmd_findings(args) -> int:
     why = kind.recheck(d)
     return "confirmed" if why is None else f"FALSE: {why}"
   if args.findings_cmd == "audit":
-    from uopcheck.fuzz.finding_kinds import finding_files
-    files = [f for path in args.files for f in _audited(pathlib.Path(path), finding_files)]
+    files = [f for path in args.files for f in _audited(pathlib.Path(path))]
     rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
