@@ -184,9 +184,10 @@ def test_graph_known_bug_is_matched_across_dtype_and_shape():
   """The shipped float `x - x` finding is one bug: the same program at another float dtype and shape is known, not new."""
   import dataclasses
   from uopcheck.fuzz.graph import finalize
-  from uopcheck.fuzz.graph_campaign import known_graph_signatures
+  from uopcheck.fuzz.findings_store import known_signatures
+  from uopcheck.fuzz.graph import LAYOUT
   prog = {"inputs": [{"shape": [3, 5], "dtype": "float32", "seed": 7, "kind": "edge"}], "steps": [["binary", "sub", 0, 0]], "outputs": [1]}
-  v, known = check_program(prog), known_graph_signatures(str(FINDINGS))
+  v, known = check_program(prog), known_signatures(LAYOUT, FINDINGS)
   def sig(wrong): return finalize(prog, dataclasses.replace(v, wrong=wrong) if wrong else v)["signature"] in known
   assert not v.ok and sig(None)
   assert sig("both") and not sig("candidate")   # seen while fuzzing a candidate with the same bug, it is still stock rangeify's known bug

@@ -51,23 +51,48 @@ def test_shipped_findings_pass_the_strict_check_and_re_derive_on_this_tinygrad()
   for p, d in load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic.validate_finding)[0]: assert symbolic.audit(d) is None, p.name
 
 def test_the_store_keeps_the_smaller_finding_per_signature_for_both_fuzzers(tmp_path):
-  """one rule, written once (findings_io.save_smaller), for graph programs (steps) and symbolic expressions (nodes): a
-  larger finding with a stored signature is not kept, a smaller one replaces it, and a stored file that cannot be read
-  is replaced by the good one (before, each fuzzer wrote its own copy of the rule)"""
-  from uopcheck.fuzz.graph import write_finding
-  from uopcheck.fuzz.symbolic import save_finding
+  """one rule, written once (findings_io.save_smaller, through a DirectoryStore of each fuzzer's layout), for graph
+  programs (steps) and symbolic expressions (nodes): a larger finding with a stored signature is not kept, a smaller one
+  replaces it, and a stored file that cannot be read is replaced by the good one (before, each fuzzer wrote its own copy
+  of the rule)"""
+  from uopcheck.fuzz.findings_store import DirectoryStore
   g = next(d for p, d in load_dir(SHIPPED_FINDINGS, "graph-*.json", graph.validate_finding)[0] if d["kind"] == "graph")
   s = load_dir(SHIPPED_FINDINGS, "symbolic-*.json", symbolic.validate_finding)[0][0][1]
   grow = {"graph": lambda d: {**d, "program": {**d["program"], "steps": d["program"]["steps"] * 2}},
           "symbolic": lambda d: {**d, "expr": {**d["expr"], "nodes": d["expr"]["nodes"] * 2}}}
-  for kind, d, save in (("graph", g, write_finding), ("symbolic", s, save_finding)):
+  for kind, d, layout in (("graph", g, graph.LAYOUT), ("symbolic", s, symbolic.LAYOUT)):
+    store = DirectoryStore(tmp_path, layout)
     big = grow[kind](d)
-    path = save(big, tmp_path)
+    path = store.save(big)
     assert path is not None and path.name == f"{kind}-{d['signature']}.json"
-    assert save(grow[kind](big), tmp_path) is None                       # larger than the stored one: not kept
-    assert save(d, tmp_path) == path and json.loads(path.read_text()) == d   # smaller: replaces it
+    assert store.save(grow[kind](big)) is None                            # larger than the stored one: not kept
+    assert store.save(d) == path and json.loads(path.read_text()) == d   # smaller: replaces it
     path.write_text("{ not json")
-    assert save(big, tmp_path) == path and json.loads(path.read_text()) == big   # an unreadable stored file is replaced
+    assert store.save(big) == path and json.loads(path.read_text()) == big   # an unreadable stored file is replaced
+    assert store.signatures() == {d["signature"]: path.name}
+
+def test_the_store_s_three_backends_share_one_interface(tmp_path):
+  """fuzz/findings_store.py: the shipped corpus is read-only and its signatures are the known ones; a cluster worker's
+  queue store sends each finding, and the client's directory store checks what arrives as data before it saves it (a
+  path-like signature or a non-object is refused, never written)"""
+  from uopcheck.fuzz.findings_store import ShippedStore, QueueStore
+  from uopcheck.fuzz.cluster import _Collector
+  shipped = ShippedStore(graph.LAYOUT)
+  on_disk = {d["signature"] for _, d in load_dir(SHIPPED_FINDINGS, "graph-*.json", graph.validate_finding)[0]}
+  assert set(shipped.signatures()) == on_disk and on_disk
+  g = next(d for _, d in shipped.load()[0] if d["kind"] == "graph")
+  try:
+    shipped.save(g)
+    raise AssertionError("the shipped corpus took a write")
+  except SpecError as e: assert "read-only" in str(e)
+  col = _Collector(str(tmp_path), {}, None)
+  queue = QueueStore(lambda m: col.message(json.dumps({**m, "shard": 0})), graph.LAYOUT)
+  assert queue.remote and queue.save(g) is None
+  assert [p.name for p in tmp_path.glob("*.json")] == [f"graph-{g['signature']}.json"] and col.got["new"] == {g["signature"]}
+  for bad in ({**g, "signature": "../../evil00"}, ["not", "a", "finding"], {**g, "program": {"steps": "x"}}):
+    queue.save(bad)
+  assert len(col.rejected) == 3 and all("malformed finding" in r for r in col.rejected), col.rejected
+  assert len(list(tmp_path.rglob("*.json"))) == 1 and not (tmp_path.parent / "evil00.json").exists()
 
 def test_one_table_names_each_fuzzers_findings_for_audit_promote_and_replay(tmp_path):
   """the CLI's audit, promote and replay read fuzz/finding_kinds.py (schema check, re-check, replay verdict per prefix)

@@ -9,7 +9,7 @@ from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
 from uopcheck.spec.ints import OverflowReading
 from uopcheck.spec.z3model import check_rewrite, check_bounds, Proved, Refuted, Unknown
-from uopcheck.fuzz.symbolic import int_expr, check_expr, load_findings, replay, save_finding, confirm, finding_json, attribute, load_expr, audit
+from uopcheck.fuzz.symbolic import int_expr, check_expr, load_findings, replay, LAYOUT, confirm, finding_json, attribute, load_expr, audit
 from uopcheck.fuzz.exhaustive import declarations
 from uopcheck.fuzz.exhaustive import exhaustive_check
 from conformance.profiles import examples
@@ -106,9 +106,10 @@ def test_symbolic_save_finding_keeps_the_smaller(tmp_path):
   assert v.kind == "refuted" and confirm(e, s, v, W) is None
   d = attribute(finding_json(e, s, v, W), e, W)
   assert d["signature"] == SHIPPED[0][1]["signature"]                        # the signature is the bug's, not the run's
-  assert save_finding(d, tmp_path) is not None
+  from uopcheck.fuzz.findings_store import DirectoryStore
+  assert DirectoryStore(tmp_path, LAYOUT).save(d) is not None
   big = {**d, "expr": {**d["expr"], "nodes": d["expr"]["nodes"] + [d["expr"]["nodes"][0]]}}
-  assert save_finding(big, tmp_path) is None                               # a larger one with the same signature is not kept
+  assert DirectoryStore(tmp_path, LAYOUT).save(big) is None                               # a larger one with the same signature is not kept
   assert load_findings(tmp_path)[0][0][1]["expr"] == d["expr"]
 
 def test_symbolic_same_named_variables_are_one_value():
@@ -207,8 +208,9 @@ def test_a_symbolic_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp
   from uopcheck.results import RENDERERS
   src = [json.loads(f.read_text()) for f in sorted(FINDINGS.glob("symbolic-*.json"))[:2]]
   st = CampaignStats()
-  st.file_finding({**src[0], "shrink": UNSHRUNK}, {}, str(tmp_path))
-  st.file_finding(src[1], {}, str(tmp_path))
+  from uopcheck.fuzz.findings_store import DirectoryStore
+  st.file_finding({**src[0], "shrink": UNSHRUNK}, {}, DirectoryStore(tmp_path, LAYOUT))
+  st.file_finding(src[1], {}, DirectoryStore(tmp_path, LAYOUT))
   res = result(st, {"minutes": 1, "seed": None, "reading": "wrap", "findings_dir": str(tmp_path)})
   assert res.data["unshrunk"] == [src[0]["signature"]]
   text = RENDERERS["term"].render(res)

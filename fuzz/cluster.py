@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 import json, time, uuid
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import DEFAULT_FINDINGS
+from uopcheck.fuzz.findings_io import DEFAULT_FINDINGS, MALFORMED
 from uopcheck.settings import CASE_TIMEOUT_S, KILL_GRACE_S, CLUSTER_SHARD_MINUTES
 from uopcheck.progress import StatusLine
 
@@ -62,6 +62,8 @@ def shard(spec:dict) -> dict:
   import tempfile
   from distributed import Queue, Variable, get_worker
   from uopcheck.fuzz.graph_campaign import worker, load_schedulers
+  from uopcheck.fuzz.findings_store import QueueStore
+  from uopcheck.fuzz.graph import LAYOUT
   out, var = Queue(spec["run"]), Variable(f"{spec['run']}-shard-{spec['shard']}")
   def send(msg):
     return out.put(json.dumps({**msg, "shard": spec["shard"]}))
@@ -79,7 +81,7 @@ def shard(spec:dict) -> dict:
   with tempfile.TemporaryDirectory(prefix="uopcheck-shard-") as d:   # the worker's pending and current files (local scratch)
     stats = worker(0, spec["minutes"], spec["seed"], d, spec["db"], counter, sched, known_dir=None, candidate=cand,
                    case_timeout=spec["case_timeout"], round_offset=attempt * 1000, profile=spec["profile"],
-                   sink=lambda f: send({"finding": f}), publish=publish)
+                   store=QueueStore(send, LAYOUT), publish=publish)
   counter.flush()
   var.set(json.dumps({"attempt": attempt, "done": True}))
   return {"shard": spec["shard"], "cases": stats.cases, "seconds": stats.seconds, "worker": state["worker"]}
@@ -90,7 +92,10 @@ class _Collector:
   def __init__(self, findings_dir:str, known:dict, seed, scheduler:str|None=None, candidate:str|None=None,
                case_timeout:float=CASE_TIMEOUT_S):
     import pathlib
+    from uopcheck.fuzz.findings_store import DirectoryStore
+    from uopcheck.fuzz.graph import LAYOUT
     self.dir, self.known, self.seed = pathlib.Path(findings_dir), known, seed
+    self.store = DirectoryStore(self.dir, LAYOUT)
     self.scheduler, self.candidate, self.case_timeout = scheduler, candidate, case_timeout
     from uopcheck.fuzz.graph_campaign import buckets
     self.got = buckets()
@@ -103,15 +108,11 @@ class _Collector:
     self.rejected.append(f"{what} from a worker was skipped: {type(e).__name__}: {e}"[:300])
 
   def finding(self, d:dict) -> None:
-    from uopcheck.fuzz.graph import write_finding, validate_finding, FILE_PREFIX
     from uopcheck.fuzz.graph_campaign import classify
-    try:   # a message from the network is data: checked like a finding file before it is written
-      if not isinstance(d, dict) or d.get("kind") not in FILE_PREFIX or not isinstance(d.get("signature"), str): raise ValueError("not a finding")
-      if not d["signature"].isalnum(): raise ValueError(f"bad signature {d['signature']!r}")
-      validate_finding(d)
-    except (SpecError, ValueError, KeyError, TypeError) as e: return self._reject("a malformed finding", e)
+    try: d = self.store.check(d)   # a message from the network is data: checked like a finding file before it is saved
+    except (SpecError, RecursionError, *MALFORMED) as e: return self._reject("a malformed finding", e)
     kind, key = classify(d, self.known)
-    if kind != "known": write_finding(d, self.dir)   # one file per signature; a smaller program of the same bug replaces it
+    if kind != "known": self.store.save(d)   # one file per signature; a smaller program of the same bug replaces it
     self.got[kind].add(key)
 
   def lost_case(self, state:dict, kind:str, why:str, shard:int) -> None:
@@ -133,11 +134,10 @@ class _Collector:
 
   def settle(self) -> None:
     """file every finished re-check: a finding if the case took a fresh process down too, else an external fault"""
-    from uopcheck.fuzz.graph import write_finding
     from uopcheck.fuzz.graph_campaign import file_lost_case
     for c in [c for c in self.checks if c.poll() is not None]:
       self.checks.remove(c)
-      kind, key = file_lost_case(c, self.seed, self.known, lambda d: write_finding(d, self.dir))
+      kind, key = file_lost_case(c, self.seed, self.known, self.store.save)
       self.got[kind].add(key)
 
   def message(self, raw) -> None:
@@ -189,13 +189,15 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
   the budget is spent, write what comes back. Returns the same summary as the one-machine campaign (plus the cluster)."""
   import pathlib
   from uopcheck.fuzz.findings_io import open_example_db
-  from uopcheck.fuzz.graph_campaign import known_graph_signatures, summarize, load_schedulers
+  from uopcheck.fuzz.graph_campaign import summarize, load_schedulers
+  from uopcheck.fuzz.findings_store import known_signatures
+  from uopcheck.fuzz.graph import LAYOUT
   try: import dask, distributed
   except ImportError as e: raise SpecError(f"--cluster needs Dask (pip install uopcheck[cluster]): {e}") from None
   open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
   load_schedulers(scheduler, candidate)   # a bad scheduler spec is a one-line error here, not in every shard
   pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
-  col = _Collector(findings_dir, known_graph_signatures(), seed, scheduler, candidate, case_timeout)
+  col = _Collector(findings_dir, known_signatures(LAYOUT), seed, scheduler, candidate, case_timeout)
   run = f"uopcheck-{uuid.uuid4().hex[:10]}"
   start, started_wall = time.perf_counter(), time.time()
   deadline = start + minutes * 60

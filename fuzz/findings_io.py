@@ -56,6 +56,9 @@ def exit_code(new:int=0, internal:int=0) -> int:
 
 def digest(text:str) -> str: return hashlib.sha256(text.encode()).hexdigest()[:12]
 
+# what a schema check raises on a malformed record (beside SpecError and RecursionError, each said in one line)
+MALFORMED = (ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, MemoryError)
+
 def read_finding(path:pathlib.Path, validate:Callable[[dict], None]) -> dict:
   """One finding file, parsed as JSON data and validated; any problem is a one-line SpecError naming the file."""
   try:
@@ -65,7 +68,7 @@ def read_finding(path:pathlib.Path, validate:Callable[[dict], None]) -> dict:
     validate(d)
   except SpecError as e: raise SpecError(f"{path.name}: corrupt finding file: {str(e).splitlines()[0][:300]}") from None
   except RecursionError: raise SpecError(f"{path.name}: corrupt finding file: nested too deeply") from None
-  except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError, MemoryError) as e:
+  except (OSError, *MALFORMED) as e:
     raise SpecError(f"{path.name}: corrupt finding file: {type(e).__name__}: {e}".splitlines()[0][:300]) from None
   return d
 
@@ -90,10 +93,6 @@ def save_smaller(out:pathlib.Path, d:dict, size:Callable[[dict], int]) -> pathli
     except SpecError: old = None
     if old is not None and size(old) <= size(d): return None
   return write_or_stop(out, d)
-
-def signatures_in(directory:str|os.PathLike, pattern:str, validate:Callable[[dict], None]) -> dict[str, str]:
-  """signature -> file name of every good finding matching ``pattern`` (the known ones, read from the shipped corpus)"""
-  return {d["signature"]: p.name for p, d in load_dir(directory, pattern, validate)[0] if d.get("signature")}
 
 REDIS_KEY_PREFIX = b"uopcheck-hypothesis:"
 

@@ -9,13 +9,14 @@ from typing import Callable
 import dataclasses, enum, functools, os, pathlib, re
 from dataclasses import dataclass
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.findings_io import load_dir, digest, save_smaller
+from uopcheck.fuzz.findings_io import digest
+from uopcheck.fuzz.findings_store import Layout, DirectoryStore
 from uopcheck.fuzz.program import (DTYPES, MAX_ELEMENTS, FNS, is_float, make_input, validate_program, build_program, build_from,
                                    bound_size, without_jit, ID_FIELDS, build_values)
 from uopcheck.fuzz.graph_strategy import programs, PROFILES
 
 __all__ = ["DTYPES", "MAX_ELEMENTS", "SpecError", "validate_program", "build_program", "programs", "PROFILES", "GraphVerdict", "FailureKind",
-           "check_program", "finalize", "write_finding", "load_graph_findings", "recheck"]
+           "check_program", "finalize", "LAYOUT", "load_graph_findings", "recheck"]
 
 # ** checking a program, signatures, findings **
 
@@ -294,12 +295,6 @@ def crashes_without_capture(desc:dict) -> bool|None:
 FILE_PREFIX = {"graph": "graph", "uopcheck-internal": "internal", "flaky": "flaky", "external-fault": "external", "emulator": "emulator",
                "amd-unattributed": "amd"}
 
-def write_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
-  """Atomically write a finding (temp file + rename); one file per signature, the smaller program wins. uopcheck's own
-  failures go to ``internal-*.json``, unconfirmed ones to ``flaky-*.json`` and workers lost to something outside the case
-  to ``external-*.json`` (fuzz/lost_case.py), apart from tinygrad's ``graph-*.json``."""
-  return save_smaller(pathlib.Path(directory) / f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json", d, program_size)
-
 def program_size(d:dict) -> int: return len(d["program"]["steps"])
 
 def validate_finding(d:dict) -> None:
@@ -341,7 +336,12 @@ def replay_verdict(d:dict) -> str:
   v = check_program(d["program"])
   return "fixed" if v.ok else "still failing" if v.kind == d["failure"] else f"changed: fails as a {v.kind} now ({v.summary[:100]})"
 
+# its findings store's files: one per signature, the smaller program wins. uopcheck's own failures go to ``internal-*.json``,
+# unconfirmed ones to ``flaky-*.json`` and workers lost to something outside the case to ``external-*.json``
+# (fuzz/lost_case.py), apart from tinygrad's ``graph-*.json`` (the findings ``load`` reads)
+LAYOUT = Layout("graph-*.json", lambda d: f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json", program_size, validate_finding)
+
 def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
-  """(every good graph finding, one line per corrupt file skipped)."""
-  return load_dir(directory, pattern, validate_finding)
+  """(every good graph finding -- or record of another kind, by ``pattern`` -- one line per corrupt file skipped)."""
+  return DirectoryStore(directory, LAYOUT).load(pattern)
 

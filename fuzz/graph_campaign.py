@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
-from uopcheck.fuzz.graph import (FailureKind, crash_verdict, check_program, finalize, write_finding, load_graph_findings, programs, FILE_PREFIX,
-                                 validate_finding)
+from uopcheck.fuzz.graph import FailureKind, crash_verdict, check_program, finalize, load_graph_findings, programs, FILE_PREFIX, LAYOUT
 from uopcheck.interrupts import sigint_ignored
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.atomic import remove_orphans
-from uopcheck.fuzz.findings_io import (signatures_in, write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
+from uopcheck.fuzz.findings_store import FindingsStore, DirectoryStore, known_signatures
+from uopcheck.fuzz.findings_io import (write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
                                        EXIT_INTERNAL, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result, Outcome
 
@@ -55,9 +55,6 @@ def _broken_scheduler(function):
   from tinygrad.schedule.rangeify import get_kernel_graph
   return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
 
-def known_graph_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
-  return signatures_in(directory, "graph-*.json", validate_finding)
-
 def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
 def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
 
@@ -75,12 +72,12 @@ def classify(d:dict, known:dict) -> tuple[str, str]:
   if d["signature"] in known: return "known", known[d["signature"]]
   return "new", d["signature"]
 
-def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink=None) -> None:
-  """Sort a finalized finding into new / known / uopcheck-internal, write it (or hand it to ``sink``: a cluster worker sends
-  it to the client, which writes), and tell the supervisor."""
+def _record(stats:GraphStats, d:dict, known:dict, store:FindingsStore, events) -> None:
+  """Sort a finalized finding into new / known / uopcheck-internal, save it in the store (a cluster worker's store sends
+  it to the client, which saves it), and tell the supervisor."""
   stats.failures += 1
   name, key = classify(d, known)
-  if name != "known": write_finding(d, findings_dir) if sink is None else sink(d)
+  if name != "known": store.save(d)
   if key not in (bucket := getattr(stats, name)):
     bucket.append(key)
     if events is not None: events.put((name, key))
@@ -88,11 +85,12 @@ def _record(stats:GraphStats, d:dict, known:dict, findings_dir:str, events, sink
 def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|None, counters:Any=None, scheduler:Callable|None=None,
            max_examples:int|None=None, known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, candidate:Callable|None=None,
            case_timeout:float=CASE_TIMEOUT_S, events:Any=None, round_offset:int=0, profile:str="small",
-           sink:Callable[[dict], Any]|None=None, publish:Callable[..., Any]|None=None, specs:tuple=(None, None)) -> GraphStats:
+           store:FindingsStore|None=None, publish:Callable[..., Any]|None=None, specs:tuple=(None, None)) -> GraphStats:
   """One campaign process: hypothesis over ``programs()`` until the time budget. A failure is written at once to a pending
   file; hypothesis shrinks it (smaller failures of the same kind replace it); when the round ends the minimal case is blamed,
-  signed and saved -- or counted as known when the shipped corpus has its signature. On a cluster (fuzz.cluster) ``sink``
-  takes each finding instead of the findings directory, and ``publish`` is told the running case and the pending failure.
+  signed and saved in ``store`` (default: the findings directory) -- or counted as known when the shipped corpus has its
+  signature. On a cluster (fuzz.cluster) ``store`` sends each finding to the client, and ``publish`` is told the running case
+  and the pending failure.
   ``specs`` (the scheduler and candidate as given) go into the pending record, so the next run resumes it only under the
   same schedulers: worker 0 first re-checks and files every pending failure an earlier, stopped campaign left."""
   from uopcheck.fast.runner import on_compiled, open_cpu_queues
@@ -100,7 +98,8 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
   open_cpu_queues()   # before any case frees a buffer (see its docstring)
   db = open_example_db(db_dir)
   fired = FiredRules() if events is not None and tracking() else None   # under `uopcheck coverage`: the live status's new rules
-  known = known_graph_signatures(known_dir) if known_dir else {}
+  known = known_signatures(LAYOUT, known_dir)
+  store = store or DirectoryStore(findings_dir, LAYOUT)
   stats = GraphStats()
   start = time.perf_counter()
   deadline = start + minutes * 60
@@ -134,13 +133,13 @@ def worker(wid:int, minutes:float, seed:int|None, findings_dir:str, db_dir:str|N
     # past the budget: save without the per-kernel blame (a crash's blame costs nothing: it is the crash)
     d = finalize(desc, v, scheduler, seed, candidate, blame="not computed (time budget)" if late and v.kind is not FailureKind.CRASH else None)
     if f.cut_short: d["shrink"] = UNSHRUNK
-    _record(stats, d, known, findings_dir, events, sink)
+    _record(stats, d, known, store, events)
     if publish is not None: publish({"pending": None})
   seed_of = None if seed is None else (lambda r: seed * 1000 + wid * 100 + r + round_offset)
   campaign = Campaign(programs(profile=profile), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET,
                       on_pending=None if publish is None else lambda rec: publish({"pending": rec}))
   try:
-    if wid == 0 and sink is None:   # an earlier run's failure left unfinished (killed mid-shrink): checked and filed first
+    if wid == 0 and not store.remote:   # an earlier run's failure left unfinished (killed mid-shrink): checked and filed first
       for path, rec in orphan_pendings(findings_dir, specs):
         if (f := check(rec["program"])) is not None:
           f.cut_short = True
@@ -256,7 +255,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
   for s in (scheduler, candidate):
     if s: load_scheduler(s)  # a bad scheduler spec is a one-line error here, not in every worker
   probe_writable(findings_dir)   # a full disk or read-only directory: one line and exit 3 before any worker starts
-  known = known_graph_signatures()
+  known, store = known_signatures(LAYOUT), DirectoryStore(findings_dir, LAYOUT)
   ctx = mp.get_context("spawn")
   counters, events = ctx.Array("l", 1), ctx.Queue()
   start, started_wall = time.perf_counter(), time.time()
@@ -288,7 +287,7 @@ def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:
       elif rules is not None: rules.add([key])
   def settle(check:LostCaseCheck) -> bool:
     if check.poll() is None: return False
-    kind, key = file_lost_case(check, seed, known, lambda d: write_finding(d, findings_dir))
+    kind, key = file_lost_case(check, seed, known, store.save)
     got[kind].add(key)
     lost.append(f"{check.why}; {check.outcome['detail'] if check.outcome else ''}"[:300])
     return True

@@ -26,8 +26,8 @@ from uopcheck.progress import StatusLine
 from uopcheck.interrupts import sticky_sigint, raise_if_interrupted
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.findings_io import (save_smaller, signatures_in, FindingsUnwritable, load_dir, digest, open_example_db,
-                                       DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import FindingsUnwritable, digest, open_example_db, DEFAULT_FINDINGS, SHIPPED_FINDINGS
+from uopcheck.fuzz.findings_store import Layout, FindingsStore, DirectoryStore, known_signatures
 
 SIZED = list(SIZED_INTS)   # every sized int, uint16 (the one C promotes to int in a product) included
 
@@ -194,11 +194,6 @@ def attribute(d:dict, e:UOp, reading:OverflowReading) -> dict:
 
 def _size(d:dict) -> int: return len(d["expr"]["nodes"])
 
-def save_finding(d:dict, directory:str|os.PathLike) -> pathlib.Path|None:
-  """Write a finding atomically (temp file + rename) as ``symbolic-<signature>.json``; a finding already stored under that
-  signature is replaced only by a smaller expression. None if not written."""
-  return save_smaller(pathlib.Path(directory) / f"symbolic-{d['signature']}.json", d, _size)
-
 def load_expr(d:dict, key:str="expr", name:str="finding") -> UOp:
   """A finding's expression, parsed from data (never executed)."""
   return uop_json.decode_one(d[key], f"{name} {key}")
@@ -225,11 +220,11 @@ class CampaignStats:
     """a refutation that did not confirm: uopcheck's own failure, kept apart (the first 100)"""
     if len(self.internal) < 100: self.internal.append({"expr_text": e.render(simplify=False), "verdict": str(v.detail), "why": why})
 
-  def file_finding(self, d:dict, known:dict, findings_dir:str) -> None:
+  def file_finding(self, d:dict, known:dict, store:FindingsStore) -> None:
     """a confirmed, signed finding: counted as known, or saved (the smaller one wins) and listed once"""
     if d["signature"] in known: self.known.append({**d, "known_as": known[d["signature"]]})
     else:
-      save_finding(d, findings_dir)
+      store.save(d)
       if all(f["signature"] != d["signature"] for f in self.findings): self.findings.append(d)
 
   def counts(self) -> dict:
@@ -245,9 +240,6 @@ class CampaignStats:
             f"unchanged by simplify {self.unchanged}; new findings {len(self.findings)}, known {len(self.known)}, "
             f"uopcheck-internal {len(self.internal)}")
 
-def known_signatures(directory:str|os.PathLike=SHIPPED_FINDINGS) -> dict[str, str]:
-  return signatures_in(directory, "symbolic-*.json", validate_finding)
-
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
                  known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live:Any=None) -> CampaignStats:
@@ -257,7 +249,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
   db = open_example_db(db_dir)
   stats = CampaignStats()
-  known = known_signatures(known_dir) if known_dir else {}
+  known, store = known_signatures(LAYOUT, known_dir), DirectoryStore(findings_dir, LAYOUT)
   start = time.perf_counter()
   deadline = start + minutes * 60
   status = StatusLine(sys.stdout, every_s=15.0, enabled=progress)
@@ -291,12 +283,12 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
     else: attribute(d, f.case, reading)
     if f.cut_short: d["shrink"] = UNSHRUNK
-    stats.file_finding(d, known, findings_dir)
+    stats.file_finding(d, known, store)
   pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
   campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
   try:
     with sticky_sigint():
-      if pipeline: _check_seeds(stats, reading, seed, known, findings_dir, deadline, status, live, start)
+      if pipeline: _check_seeds(stats, reading, seed, known, store, deadline, status, live, start)
       campaign.run()
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
     stats.interrupted = True
@@ -362,7 +354,7 @@ from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E
 # tinygrad raising while simplifying or lowering a drawn expression: not a verdict, the case is skipped
 CHECK_ERRORS = (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError)
 
-def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, findings_dir:str, deadline:float,
+def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, store:FindingsStore, deadline:float,
                  status:StatusLine|None=None, live=None, start:float=0.0) -> None:
   """Every harvested kernel index expression (``fuzz/index_seeds.json``), at its size and with its loops scaled up, through
   the codegen pipeline; a confirmed refutation is saved like any finding (a seed is already small: no shrinking). The
@@ -390,7 +382,7 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
         continue
       d = {**finding_json(root, s, v, reading, seed), "check": "pipeline", "stage": stage, "rule": f"pipeline stage: {stage}", "origin": "index seed"}
       d["signature"] = signature(d)
-      stats.file_finding(d, known, findings_dir)
+      stats.file_finding(d, known, store)
 
 BIG = 1 << 65    # every constant, bound and assigned value of a finding lies within +-2**65 (int64's min to uint64's max fit)
 
@@ -446,9 +438,11 @@ def recheck(d:dict) -> str|None:
     return f"refuted on this tinygrad because {getattr(v.detail, 'reason', '')!r}, the finding says {d['reason']!r}"
   return confirm(e, s, v, OverflowReading(d["reading"]))
 
+LAYOUT = Layout("symbolic-*.json", lambda d: f"symbolic-{d['signature']}.json", _size, validate_finding)   # its findings store's files
+
 def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
-  return load_dir(directory, "symbolic-*.json", validate_finding)
+  return DirectoryStore(directory, LAYOUT).load()
 
 def python_value(u:UOp, assignment:dict[str, int]) -> Any:
   """``u`` at one assignment by tinygrad's own scalar semantics (``exec_alu``: ``python_alu`` + ``truncate``) -- a third,
