@@ -197,6 +197,10 @@ def test_replay_says_still_failing_or_fixed_per_finding(tmp_path, capsys):
   assert json.loads((tmp_path / "r" / "replay.json").read_text())["findings"][0]["verdict"] == "fixed"
   (tmp_path / "f" / "graph-000000000000.json").write_text("{not json")
   assert main(["replay", str(fixed.parent), *r]) == 2
+  capsys.readouterr()
+  # a path that is not there is a usage error naming it, like `findings audit`'s, before any finding runs
+  assert main(["replay", str(shipped), str(tmp_path / "gone.json"), *r]) == 2
+  assert "gone.json: no such finding file or directory" in capsys.readouterr().err
 
 def test_a_misspelled_command_gets_a_did_you_mean(capsys):
   assert main(["chek"]) == 2 and "did you mean 'check'?" in capsys.readouterr().err

@@ -162,9 +162,10 @@ def _finding_check(f:pathlib.Path):
     raise SpecError(f"{f.name}: the file name does not carry its signature {d['signature']}")
   return d, kind
 
-def _audited(path:pathlib.Path) -> list[pathlib.Path]:
-  """the finding files ``findings audit`` reads at one argument: a directory's, or one file given by name (it was read as
-  a directory and audited nothing, exit 0); a path that is neither is a usage error naming it"""
+def _finding_paths(path:pathlib.Path) -> list[pathlib.Path]:
+  """the finding files ``findings audit`` and ``replay`` read at one argument: a directory's, or one file given by name
+  (audit read it as a directory and audited nothing, exit 0); a path that is neither is a usage error naming it, before
+  any finding is run (replay reported it as one refused file among the verdicts)"""
   from uopcheck.spec import SpecError
   from uopcheck.fuzz.finding_kinds import finding_files
   if path.is_dir(): return finding_files(path)
@@ -186,7 +187,7 @@ def _cmd_findings(args) -> int:
     why = kind.recheck(d)
     return "confirmed" if why is None else f"FALSE: {why}"
   if args.findings_cmd == "audit":
-    files = [f for path in args.files for f in _audited(pathlib.Path(path))]
+    files = [f for path in args.files for f in _finding_paths(pathlib.Path(path))]
     rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
@@ -228,11 +229,7 @@ def _cmd_replay(args) -> int:
   per file -- the ``--lf`` of campaigns. Exit 0 when all are fixed, 1 when one still fails (or fails another way), 2 when
   a file is not a readable finding."""
   from uopcheck.progress import bar
-  from uopcheck.fuzz.finding_kinds import finding_files
-  files: list[pathlib.Path] = []
-  for x in map(pathlib.Path, args.paths):
-    if x.is_dir(): files += finding_files(x)
-    else: files.append(x)
+  files = [f for path in args.paths for f in _finding_paths(pathlib.Path(path))]
   rows = [{"file": str(f), "verdict": replay_verdict(f)} for f in bar(files, "replay", unit="findings")]
   def count(k):
     return sum(r["verdict"].startswith(k) for r in rows)
