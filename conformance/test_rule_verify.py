@@ -361,6 +361,29 @@ def test_a_cheap_refutation_is_reached_past_costly_instances():
   assert all(v.dtypes[d] == "refuted" for d in sized), v.dtypes
   assert v.counterexample["confirmed"] and v.dtypes["bool"] == "proved", v
 
+def test_a_dtype_a_scout_refuted_spends_no_full_budget_on_the_instances_before_it(monkeypatch):
+  """a refutation decides its dtype (refuted is the worst verdict): the scouting pass found one at an instance past an
+  undecided one, and the real pass still gave that undecided instance the rule's full budget -- z3 time and budget the
+  dtypes after it then lacked. Here ``explore`` is replaced: each dtype's first instance is never decided, its second
+  refutes at once"""
+  import uopcheck.fuzz.rule_verify as rv
+  order: dict[str, list] = {}
+  full_budget_on_the_undecided_one: list[str] = []
+  def explore(rule, dt, plan, ctx, budget=0, queries=None, int_syms=False):
+    seen = order.setdefault(dt.name, [])
+    if plan not in seen: seen.append(plan)
+    if (i := seen.index(plan)) == 0:
+      if queries.parent is None: full_budget_on_the_undecided_one.append(dt.name)
+      return rv.InstanceVerdict(rv.Decision.UNKNOWN, why="z3: canceled")
+    if i == 1: return rv.InstanceVerdict(rv.Decision.REFUTED, why="values differ", counterexample={"confirmed": True})
+    return rv.InstanceVerdict(rv.Decision.PROVED)
+  monkeypatch.setattr(rv, "explore", explore)
+  v = verify_rule(RULES["tinygrad/uop/symbolic.py:140"], with_floats=False)
+  two = [d for d, plans in order.items() if len(plans) >= 2]
+  assert "long" in two and all(v.dtypes[d] == "refuted" for d in two), (v.dtypes, order)
+  assert not set(full_budget_on_the_undecided_one) & set(two), full_budget_on_the_undecided_one
+  assert "weakint" not in two and v.dtypes["weakint"] == "unknown"   # one instance, never decided: the real pass tried it
+
 def test_ternary_constant_folds_are_proved_at_every_int_dtype():
   """fold_const_alu over WHERE and MULACC: undecided at every sized int while each MULACC path condition held a 130-bit
   multiply-overflow guard; with magnitude bounds the guard is gone and the fold is proved at every dtype"""

@@ -693,8 +693,9 @@ def verify_rule(rule:Rule, plan_budget:int=PLAN_BUDGET, path_budget:int=PATH_BUD
     spaces.append((dt, ctx, space, list(space)))
   scouted = _scout(rule, spaces, path_budget, queries)
   for dt, ctx, space, instances in spaces:
-    verdicts = []
-    for i, (plan, b) in enumerate(instances):
+    # a refutation the scouts found decides the dtype: the instances before it need no full budget
+    verdicts = [v for (name, _), v in scouted.items() if name == dt.name and v.verdict == Decision.REFUTED]
+    for i, (plan, b) in enumerate([] if verdicts else instances):
       if (v := scouted.get((dt.name, i))) is None:
         v = explore(rule, dt, plan, ctx, path_budget, queries, int_syms=b.int_first)
         if b.divides and v.verdict in (Decision.BOUNDED, Decision.UNKNOWN):   # exact Ints did not decide it: bit-vectors may
@@ -731,8 +732,9 @@ def _scout(rule:Rule, spaces:list, path_budget:int, queries:Budget) -> dict[tupl
   """A scouting pass before the rule's real one: every instance of every dtype gets a small budget of its own
   (``SCOUT_QUERIES`` / ``SCOUT_RLIMIT``, charged to the rule's), so that costly instances cannot spend the rule's budget
   before a cheap refutation elsewhere decides a dtype (``symbolic.py:150`` folds 16 ops at 10 dtypes: FLOORMOD spent it
-  all at weakint and int8, before the counterexamples of CDIV and MAX were reached). What it decides is kept:
-  (dtype name, instance index) -> verdict; the rest get the rule's budget in the real pass, in order."""
+  all at weakint and int8, before the counterexamples of CDIV and MAX were reached). What it decides is kept: (dtype name,
+  instance index) -> verdict; the rest get the rule's budget in the real pass, in order -- except in a dtype a scout
+  refuted, which is decided."""
   scouted: dict[tuple[str, int], InstanceVerdict] = {}
   for dt, ctx, _, instances in spaces:
     for i, (plan, b) in enumerate(instances):
