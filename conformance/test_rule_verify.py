@@ -330,6 +330,18 @@ def test_an_instance_the_budget_stopped_before_the_rule_fired_is_never_n_a():
   whole = explore(rule, dtypes.int32, (), z3.Context())
   assert whole.verdict == Decision.REFUTED, whole   # x+12345 is not x: with a budget the flip is run and refutes it
 
+def test_a_raising_rule_is_bounded_by_the_budget_and_never_read_off_its_message():
+  """a path on which the rule raises is undecided for a typed cause (``Undecided``), no longer by matching words of the
+  message: with the budget spent before z3 could tell whether the input is defined, the instance is bounded by the
+  budget (it was 'unknown': the message said "the rule raised"); with budget, a raise on a defined input is reported
+  as such"""
+  from uopcheck.fuzz.rule_verify import explore, Budget, Decision
+  rule = Rule("test:raises", ("test",), UPat.var("x") + UPat.cvar("c"), lambda x, c: 1 // 0)
+  spent = explore(rule, dtypes.int32, (), z3.Context(), queries=Budget(0, 0))
+  assert spent.verdict == Decision.BOUNDED and "budget" in spent.why and "ZeroDivisionError" in spent.why, spent
+  raised = explore(rule, dtypes.int32, (), z3.Context())
+  assert raised.verdict == Decision.BOUNDED and raised.why.startswith("the rule raises on a defined input"), raised
+
 def test_no_dtype_is_left_out_of_the_table_for_want_of_budget(monkeypatch):
   """a rule's budget is spent dtype after dtype: the dtypes it no longer reaches are undecided, never left out of the
   rule x dtype table as n/a (the rule below fires only at c == 12345, so every instance needs a flip to fire)"""

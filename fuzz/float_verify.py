@@ -262,16 +262,16 @@ def verify_float_instance(rule:Rule, dt:DType, plan:tuple, budget:list[int]) -> 
     v, asg, classes, why = decide(r.before, r.after, rule.key, budget, symbolic=r.free)
     if v == "proved": return FloatVerdict(Decision.PROVED, "constants abstracted: decided for all their values")
     if v == "refuted" and asg is not None and (ref := _refutation(rule, dt, plan, b, r, asg, classes, True, budget)) is not None: return ref
-  decided, why = 0, ""
+  decided, why, by_budget = 0, "", False   # the last undecided probe's reason, and whether the budget was what stopped it
   for b, r in fired:
     assert r.before is not None and r.after is not None
     v, asg, classes, why1 = decide(r.before, r.after, f"{rule.key}:{decided}", budget)
     if v == "refuted" and asg is not None:
       if (ref := _refutation(rule, dt, plan, b, r, asg, classes, False, budget)) is not None: return ref
-      why = "a refutation the numpy spec did not confirm"
+      why, by_budget = "a refutation the numpy spec did not confirm", False
     elif v == "proved": decided += 1
-    else: why = why1 or v
-  if why: return FloatVerdict(Decision.UNKNOWN if "budget" not in why else Decision.BOUNDED, why)
+    else: why, by_budget = why1 or v, v == "budget"
+  if why: return FloatVerdict(Decision.BOUNDED if by_budget else Decision.UNKNOWN, why)
   if names: return FloatVerdict(Decision.BOUNDED, f"proved at {len(fired)} probe combinations of its constants (the rule's code reads them)")
   return FloatVerdict(Decision.PROVED)
 

@@ -54,6 +54,16 @@ class Decision(enum.StrEnum):
   PROVED = "proved"      # every path, every value
   NA = "n/a"             # no instance of the dtype fires it
 
+class Undecided(enum.Enum):
+  """Why a path of an instance stayed undecided; the instance's verdict follows from the last cause recorded (typed: it
+  was read off the message text)"""
+  BUDGET = "budget"               # the path or query budget ran out: bounded
+  SOLVER = "solver"               # z3 gave up, or the model could not express it or failed: unknown
+  NOT_COMPUTED = "not computed"   # a path uopcheck does not compute (a shift count past the modelled width): bounded
+  RAISES = "raises"               # the rule raises on a defined input (tinygrad's code, not a value verdict): bounded
+
+UNKNOWN_CAUSES = (Undecided.SOLVER,)
+
 SYM_BITS = 65            # every symbol's domain (Builder.sym) fits 65 signed bits: int64's min to uint64's max
 
 # ** the rules **
@@ -399,14 +409,14 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
   queries = queries or Budget(MAX_QUERIES, RULE_RLIMIT)
   b0, first = run_rule(rule, dt, plan, {}, ctx, int_syms)
   todo, seen, out = [(first, b0)], set(), InstanceVerdict(Decision.NA)
-  undecided = False
+  cause: Undecided|None = None   # why some path stayed undecided (None: none did)
   while todo:
     res, b = todo.pop(0)
     out.paths += 1
     out.pinned |= res.pinned
     if res.ill_typed: out.ill_typed += 1
     elif res.error:
-      if (why := _raise_matters(res, b, ctx, queries)) is not None: undecided, out.why = True, why
+      if (raised := _raise_matters(res, b, ctx, queries)) is not None: cause, out.why = raised
     elif res.after is not None:
       out.fired += 1
       if _leaks_concrete(rule, dt, plan, res, b, ctx, queries):
@@ -418,7 +428,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
         if v.verdict == Decision.REFUTED:
           out.verdict, out.counterexample, out.readings, out.why = Decision.REFUTED, v.counterexample, v.readings, v.why
           return out
-        undecided, out.why = True, v.why
+        cause, out.why = Undecided.BUDGET if v.verdict == Decision.BOUNDED else Undecided.SOLVER, v.why
     # flip each decision in turn, keeping the ones before it (generational search), on one incremental solver
     solver = solver_for(b.domain + [c for c, _, _ in res.conds], ctx)
     solver.set("rlimit", queries.cap(RLIMIT))
@@ -431,8 +441,7 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
       if flipped not in seen:
         seen.add(flipped)
         if out.paths + len(todo) >= budget or not queries.take():
-          undecided = True
-          out.why = out.why or f"budget spent ({budget} paths per instance, {BUDGET_TEXT})"
+          if cause is None: cause, out.why = Undecided.BUDGET, f"budget spent ({budget} paths per instance, {BUDGET_TEXT})"
         else:
           solver.push()
           solver.add(z3.Not(taken))
@@ -443,15 +452,16 @@ def explore(rule:Rule, dt:DType, plan:tuple, ctx:z3.Context, budget:int=PATH_BUD
             asg = {n: value_of(m, v.term) for n, v in b.syms.items()}
             b2, res2 = run_rule(rule, dt, plan, asg, ctx, int_syms)
             todo.append((res2, b2))
-          elif r == z3.unknown: undecided, out.why = True, "z3 could not decide a path's feasibility within its resource limit"
+          elif r == z3.unknown: cause, out.why = Undecided.SOLVER, "z3 could not decide a path's feasibility within its resource limit"
           solver.pop()
       solver.add(taken)
+  undecided = cause is not None
   out.complete = not undecided and not out.pinned
   # n/a only when every path was run: a rule that did not fire on the paths a budget allowed may fire on the others
   if out.fired == 0 and not undecided:
     out.verdict, out.why = Decision.NA, out.why or ("every instance ill-typed" if out.ill_typed else "the rule never fires")
   elif out.complete: out.verdict = Decision.PROVED
-  elif undecided and ("z3" in out.why or "model" in out.why or "raised" in out.why) and "budget" not in out.why: out.verdict = Decision.UNKNOWN
+  elif cause in UNKNOWN_CAUSES: out.verdict = Decision.UNKNOWN
   else: out.verdict, out.why = Decision.BOUNDED, out.why or "pinned constants (the rule's code needed plain numbers)"
   return out
 
@@ -515,14 +525,16 @@ def _leaks_concrete(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budg
       return same_path and _plain_shape(res2.after) != _plain_shape(res.after)
   return False
 
-def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
+def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> tuple[Undecided, str]|None:
   """The rule raised on this path: harmless where the original is undefined on the whole path (a shift by a negative
-  count, a division by zero); otherwise a crash of tinygrad on a defined input (why, for the verdict)."""
+  count, a division by zero); otherwise a crash of tinygrad on a defined input ((cause, why), for the verdict)."""
   from uopcheck.spec.z3model import Z3Model, Unsupported
-  if res.before is None or not queries.take(): return f"the rule raised: {res.error}"
+  if res.before is None or not queries.take():
+    return (Undecided.SOLVER, f"the rule raised: {res.error}") if res.before is None else \
+           (Undecided.BUDGET, f"the rule raised ({res.error}), and the z3 budget to tell whether that input is defined was spent ({BUDGET_TEXT})")
   m = Z3Model(OverflowReading.WRAP, ctx=ctx)
   try: _, defined = m.translate(res.before)
-  except (Unsupported, z3.Z3Exception): return f"the rule raised: {res.error}"
+  except (Unsupported, z3.Z3Exception): return Undecided.SOLVER, f"the rule raised: {res.error}"
   q = [*b.domain, *m.bounds, *m.links, defined, *path_literals(res.conds)]
   s = solver_for(q, ctx)
   s.set("rlimit", queries.cap(RLIMIT))
@@ -530,7 +542,9 @@ def _raise_matters(res:PathResult, b:Builder, ctx, queries:Budget) -> str|None:
   r = check(s)
   queries.charge(s)
   if r == z3.unsat: return None
-  return f"a path not computed ({res.error})" if res.not_computed else f"the rule raises on a defined input ({res.error})"
+  if res.not_computed: return Undecided.NOT_COMPUTED, f"a path not computed ({res.error})"
+  if r == z3.unknown: return Undecided.SOLVER, f"the rule raised ({res.error}); z3 could not tell whether the input is defined"
+  return Undecided.RAISES, f"the rule raises on a defined input ({res.error})"
 
 def _verify_path(rule, dt, plan, res:PathResult, b:Builder, ctx, queries:Budget) -> InstanceVerdict|None:
   """None when the path is proved under both readings; else the refutation (confirmed) or why it is undecided."""
