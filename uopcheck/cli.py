@@ -176,7 +176,7 @@ def _cmd_findings(args) -> int:
   """``promote``: copy reviewed findings into the shipped corpus (the suite replays it), each read through the strict schema
   check and re-derived on this tinygrad (``recheck``: the same failure, the same signature); a file that is refused is
   named in one line, the rest of the batch goes on, exit 2. ``audit``: every finding file in directories (symbolic and
-  graph) re-checked from scratch; every file is reported, exit 3 if one is false or unreadable."""
+  graph) re-checked from scratch; every file is reported, exit 3 if one is false (no longer reproduces), else 2 if one is unreadable."""
   import shutil
   from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS
   from uopcheck.spec import SpecError
@@ -190,13 +190,15 @@ def _cmd_findings(args) -> int:
     files = [f for path in args.files for f in _finding_paths(pathlib.Path(path))]
     rows = [{"directory": str(f.parent), "file": f.name, "verdict": verdict(f)} for f in bar(files, "audit", unit="findings")]
     false = sum(r["verdict"] != "confirmed" for r in rows)
+    unreadable = sum(r["verdict"].startswith("REFUSED") for r in rows)
     report(args, Result("findings_audit", "uopcheck findings audit", {"findings": rows, "false": false},
                         tables=[Table([Column("file", width=40), Column("verdict")], rows)],
                         summary=[f"{len(rows)} findings audited in {', '.join(args.files)} (symbolic and graph)", f"false or unreadable: {false}"],
                         outcomes=[Outcome(r["file"], "pass" if r["verdict"] == "confirmed" else "error", r["verdict"],
                                           str(pathlib.Path(r["directory"]) / r["file"]), group="findings audit") for r in rows]),
            "findings-audit")
-    return exit_code(internal=false)
+    # a finding that does not reproduce is uopcheck's failure (3); a file that is not a readable finding is bad input (2)
+    return EXIT_INTERNAL if false > unreadable else EXIT_USAGE if unreadable else EXIT_CLEAN
   dest = pathlib.Path(args.to) if args.to else SHIPPED_FINDINGS
   rows, refused = [], []
   for f in map(pathlib.Path, args.files):
