@@ -457,3 +457,35 @@ def test_a_bool_operand_has_symbolic_bounds_like_any_variable():
     assert all(0 <= int.__int__(s) <= 1 for s in b.syms.values()), b.syms   # the first run's values lie in the domain
     v = explore(rule, dtypes.bool, plan, ctx)
     assert v.fired > 0 and v.verdict == Decision.PROVED, (op, v)
+
+def test_rules_verify_workers_die_with_their_parent():
+  """a ``rules verify`` killed by its pid (a script's ``kill``, ``kill -9``) left its pool workers computing to the end of
+  their rule -- minutes of z3 for ``symbolic.py:140`` -- as they ignore SIGINT by design; they now die with it"""
+  import os, signal, subprocess, sys, time
+  code = ("from uopcheck.settings import apply_environment; apply_environment()\n"
+          "from uopcheck.fuzz.rule_verify import verify_all\n"
+          "verify_all(['tinygrad/uop/symbolic.py:140'], workers=1, progress=False)")
+  parent = subprocess.Popen([sys.executable, "-c", code])
+  def children() -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+      try: fields = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
+      except (OSError, IndexError): continue
+      if d.isdigit() and int(fields[1]) == parent.pid and fields[0] != "Z": out.append(int(d))
+    return out
+  def running(pid:int) -> bool:
+    try: return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError: return False
+  try:
+    deadline = time.time() + 60
+    while not (workers := children()) and time.time() < deadline: time.sleep(0.2)
+    assert workers, "no pool worker started"
+    time.sleep(3)   # the worker is inside its rule
+  finally:
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+  deadline = time.time() + 10
+  while any(running(w) for w in workers) and time.time() < deadline: time.sleep(0.2)
+  left = [w for w in workers if running(w)]
+  for w in left: os.kill(w, signal.SIGKILL)
+  assert not left, "a pool worker outlived its killed parent"

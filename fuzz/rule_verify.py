@@ -805,6 +805,8 @@ def _quiet_worker() -> None:
   """a pool worker leaves Ctrl-C to the parent: it ignores SIGINT, and z3 must not catch it either (z3 answers a caught
   Ctrl-C with ``unknown``), so the parent stops the pool and keeps only whole verdicts"""
   import signal
+  from uopcheck.fuzz.lost_case import die_with_parent
+  die_with_parent()   # a parent killed (kill PID, kill -9) takes its workers with it: they ran on to the end of their rule
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   z3.set_param("ctrl_c", False)
 
