@@ -2,7 +2,7 @@
 in it until it is stopped (the window in which a kill leaves a temporary file behind)."""
 import signal, sys, time
 from uopcheck.atomic import replacing
-from uopcheck.fuzz.graph_campaign import current_file, unwind_on_sigterm
+from uopcheck.fuzz.supervisor import current_file, unwind_on_sigterm
 
 def write_forever(findings_dir:str, wid:int, handle_sigterm:bool) -> None:
   if handle_sigterm: unwind_on_sigterm()

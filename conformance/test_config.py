@@ -1,6 +1,7 @@
 """``[tool.uopcheck]`` in pyproject.toml: a project's defaults for the options, found from the working directory upwards,
 beaten by the command line, and refused in one line (exit 2) when a key or value is wrong."""
 from __future__ import annotations
+import json
 import pytest
 from uopcheck.cli import build_parser, configure, main
 
@@ -29,17 +30,29 @@ def test_defaults_come_from_the_nearest_pyproject_and_the_command_line_beats_the
   assert p.parse_args(["rules", "verify"]).workers == 1 and p.parse_args(["spec"]).report == ["term", "junit"]
   assert configure(build_parser(), start=str(tmp_path.parent)) is None   # none above: the built-in defaults
 
+def test_a_default_for_one_command_is_not_another_commands_default(tmp_path):
+  """argparse shares a parent parser's option objects between the commands made from it: a default set for one command
+  (``[tool.uopcheck.fuzz.graph] workers``) became every fuzzer's, and one for ``check`` every command's report directory"""
+  (tmp_path / "pyproject.toml").write_text(CONFIG + '[tool.uopcheck.check]\nreport-dir = "check-reports"\n')
+  p = build_parser()
+  configure(p, start=str(tmp_path))
+  a = p.parse_args(["fuzz", "symbolic"])
+  assert (a.workers, a.case_timeout, a.findings) == (1, None, str(tmp_path / "my-findings"))   # [tool.uopcheck.fuzz] is both fuzzers'
+  assert p.parse_args(["check"]).report_dir == str(tmp_path / "check-reports") and p.parse_args(["spec"]).report_dir is None
+
 def test_a_default_for_one_fuzzer_leaves_the_other_alone(tmp_path, monkeypatch):
-  """workers = 2 is fuzz graph's; fuzz symbolic (which has no --workers) runs, with the findings directory both share"""
+  """workers = 2 is fuzz graph's; fuzz symbolic runs with its own default (one campaign in this process, not the
+  supervisor's workers), with the findings directory both share"""
   (tmp_path / "pyproject.toml").write_text(CONFIG)
   monkeypatch.chdir(tmp_path)
   assert main(["fuzz", "symbolic", "--minutes", "0.02", "--no-pipeline", "--report", "json", "--report-dir", str(tmp_path / "r"),
                "--db", str(tmp_path / "db")]) in (0, 1)
   assert (tmp_path / "r" / "fuzz_symbolic.junit.xml").exists() and (tmp_path / "my-findings").is_dir()
+  assert "workers" not in json.loads((tmp_path / "r" / "fuzz_symbolic.json").read_text())   # a supervised run says how many
 
 @pytest.mark.parametrize("body,says", [
   ("[tool.uopcheck.fuzz]\nworkers = 0\n", "[tool.uopcheck.fuzz] workers: must be above 0, got 0"),
-  ("[tool.uopcheck.fuzz.symbolic]\nworkers = 2\n", "[tool.uopcheck.fuzz.symbolic] workers: `uopcheck fuzz symbolic` has no such option"),
+  ("[tool.uopcheck.fuzz.symbolic]\nprofile = \"large\"\n", "[tool.uopcheck.fuzz.symbolic] profile: `uopcheck fuzz symbolic` has no such option"),
   ("[tool.uopcheck.fuzz.grph]\nworkers = 2\n", "[tool.uopcheck.fuzz.grph]: no such command; did you mean 'graph'?"),
   ("[tool.uopcheck.fuzz]\nwrkers = 2\n", "has no such option; did you mean 'workers'?"),
   ("[tool.uopcheck.fuzz]\nprofile = \"huge\"\n", "profile: 'huge' is not one of small, large"),
@@ -80,4 +93,5 @@ def test_completion_follows_the_fuzzers_sub_commands(tmp_path, capsys):
   assert main(["completion", "bash"]) == 0
   script = capsys.readouterr().out
   graph, symbolic = (_complete(tmp_path, script, ["uopcheck", "fuzz", f, "--"]) for f in ("graph", "symbolic"))
-  assert "--workers" in graph and "--no-pipeline" not in graph and "--no-pipeline" in symbolic and "--workers" not in symbolic
+  assert "--workers" in graph and "--no-pipeline" not in graph and "--no-pipeline" in symbolic and "--profile" not in symbolic
+  assert "--workers" in symbolic and "--cluster" in symbolic   # the supervisor's flags, common to every fuzzer

@@ -117,7 +117,7 @@ def test_train_unknown_config_is_a_usage_error(capsys):
 
 @pytest.mark.parametrize("argv,says", [
   (["fuzz", "symbolic", "--scheduler", "x:y"], "fuzz symbolic: --scheduler is for fuzz graph only"),
-  (["fuzz", "symbolic", "--workers", "2", "--profile", "large"], "fuzz symbolic: --profile, --workers are for fuzz graph only"),
+  (["fuzz", "symbolic", "--workers", "2", "--profile", "large", "--device", "CPU"], "fuzz symbolic: --device, --profile are for fuzz graph only"),
   (["fuzz", "graph", "--no-pipeline"], "fuzz graph: --no-pipeline is for fuzz symbolic only"),
   (["check", "matmul", "--scheduler", "nosuch:fn"], "cannot load scheduler 'nosuch:fn'")])
 def test_flags_another_command_reads_and_unloadable_schedulers_are_refused(argv, says, capsys):

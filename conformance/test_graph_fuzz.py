@@ -136,7 +136,7 @@ def test_graph_a_worker_stopped_mid_write_leaves_no_temporary_file(tmp_path, han
   # the flake CI met: Ctrl-C killed a worker while it wrote its .current file, and the temporary file stayed
   import multiprocessing as mp
   from conformance.slow_writer import write_forever
-  from uopcheck.fuzz.graph_campaign import stop_worker
+  from uopcheck.fuzz.supervisor import stop_worker
   p = mp.get_context("spawn").Process(target=write_forever, args=(str(tmp_path), 0, handles_sigterm), daemon=True)
   p.start()
   deadline = time.time() + 60
@@ -298,7 +298,8 @@ def test_graph_a_view_of_an_assigns_target_signs_as_one_bug():
   assert assign_cause(no_assign, GraphVerdict(False, FailureKind.MISMATCH, output=0)) is None
 
 def test_graph_a_finding_whose_shrink_the_budget_cut_is_labelled_unshrunk(tmp_path):
-  from uopcheck.fuzz.graph_campaign import summarize, result, buckets, UNSHRUNK
+  from uopcheck.fuzz.graph_campaign import summarize, result, UNSHRUNK
+  from uopcheck.fuzz.supervisor import buckets
   from uopcheck.results import RENDERERS
   src = sorted(FINDINGS.glob("graph-*.json"))[:2]
   for i, f in enumerate(src):

@@ -13,7 +13,7 @@ minimal failure -> blamed, signed, saved or counted as known). The engine does t
 - when a round ends, ``finish`` gets the minimal failure and the next round starts with the next seed; past the deadline
   the campaign stops.
 
-Fuzzers are registered by name in ``FUZZERS`` (the CLI's ``uopcheck fuzz NAME`` reads it)."""
+A fuzzer registers its strategy, check and finish with the supervisor through ``fuzz/fuzzers.py``."""
 from __future__ import annotations
 import pathlib, time
 from dataclasses import dataclass
@@ -114,17 +114,3 @@ class Campaign:
   def run(self) -> None:
     rounds = campaign_rounds(self.check_one, self.strategy, self.db, self.max_examples, self.seed_of)
     run_rounds(rounds, self.deadline, self._start_round, self._finish_round, one_round=bool(self.max_examples))
-
-def _symbolic(args) -> int:
-  from uopcheck.fuzz.symbolic import run_from_cli
-  return run_from_cli(args)
-
-def _graph(args) -> int:
-  from uopcheck.fuzz.graph_campaign import main
-  return main(args)
-
-# name -> the CLI's runner for ``uopcheck fuzz NAME`` (each builds its strategy, check and finding schema on the engine)
-FUZZERS: dict[str, tuple[str, Callable]] = {
-  "symbolic": ("integer expressions vs simplify() and the codegen integer pipeline", _symbolic),
-  "graph": ("tensor programs, ref vs fast (and a candidate scheduler)", _graph),
-}

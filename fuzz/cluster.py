@@ -55,15 +55,15 @@ def _exit_worker() -> None:
   os._exit(70)   # EX_SOFTWARE: the worker ran a hung case (fuzz.cluster's watchdog)
 
 def shard(spec:dict) -> dict:
-  """One Dask task: the graph fuzzer for ``spec['minutes']`` on this worker. Returns its case count; findings, progress and
-  the running case travel through the run's Queue and this shard's Variable while it runs."""
+  """One Dask task: the registered fuzzer ``spec['fuzzer']`` for ``spec['minutes']`` on this worker. Returns its counts;
+  findings, progress and the running case travel through the run's Queue and this shard's Variable while it runs."""
   from uopcheck.settings import apply_environment
   apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported in this worker
   import tempfile
   from distributed import Queue, Variable, get_worker
-  from uopcheck.fuzz.graph_campaign import worker, load_schedulers
+  from uopcheck.fuzz.fuzzers import Work, fuzzer
   from uopcheck.fuzz.findings_store import QueueStore
-  from uopcheck.fuzz.graph import LAYOUT
+  fz = fuzzer(spec["fuzzer"])
   out, var = Queue(spec["run"]), Variable(f"{spec['run']}-shard-{spec['shard']}")
   def send(msg):
     return out.put(json.dumps({**msg, "shard": spec["shard"]}))
@@ -76,28 +76,27 @@ def shard(spec:dict) -> dict:
     state.update(update)
     var.set(json.dumps(state))
   publish({})
-  sched, cand = load_schedulers(spec["scheduler"], spec["candidate"])
   counter = _Counter(send)
   with tempfile.TemporaryDirectory(prefix="uopcheck-shard-") as d:   # the worker's pending and current files (local scratch)
-    stats = worker(0, spec["minutes"], spec["seed"], d, spec["db"], counter, sched, known_dir=None, candidate=cand,
-                   case_timeout=spec["case_timeout"], round_offset=attempt * 1000, profile=spec["profile"],
-                   store=QueueStore(send, LAYOUT), publish=publish)
+    w = Work(0, spec["minutes"], spec["seed"], d, spec["db"], spec["options"], spec["case_timeout"], attempt * 1000, counter,
+             store=QueueStore(send, fz.layout), publish=publish)
+    fz.work(w)
   counter.flush()
   var.set(json.dumps({"attempt": attempt, "done": True}))
-  return {"shard": spec["shard"], "cases": stats.cases, "seconds": stats.seconds, "worker": state["worker"]}
+  return {"shard": spec["shard"], "counts": w.tally(), "worker": state["worker"]}
 
 class _Collector:
   """The client's side: every message from the shards checked as data, findings validated, deduplicated and written once,
   lost cases re-run in a fresh process before they are filed (fuzz/lost_case.py)."""
-  def __init__(self, findings_dir:str, known:dict, seed, scheduler:str|None=None, candidate:str|None=None,
-               case_timeout:float=CASE_TIMEOUT_S):
+  def __init__(self, findings_dir:str, known:dict, seed, fuzzer:str="graph", options:dict|None=None, case_timeout:float=CASE_TIMEOUT_S):
     import pathlib
     from uopcheck.fuzz.findings_store import DirectoryStore
-    from uopcheck.fuzz.graph import LAYOUT
+    from uopcheck.fuzz.fuzzers import fuzzer as get_fuzzer
+    from uopcheck.fuzz.supervisor import buckets
+    self.fz = get_fuzzer(fuzzer)
     self.dir, self.known, self.seed = pathlib.Path(findings_dir), known, seed
-    self.store = DirectoryStore(self.dir, LAYOUT)
-    self.scheduler, self.candidate, self.case_timeout = scheduler, candidate, case_timeout
-    from uopcheck.fuzz.graph_campaign import buckets
+    self.store = DirectoryStore(self.dir, self.fz.layout)
+    self.options, self.case_timeout = options or {}, case_timeout
     self.got = buckets()
     self.cases = 0
     self.lost: list[str] = []       # one line per case that took a worker down
@@ -108,10 +107,9 @@ class _Collector:
     self.rejected.append(f"{what} from a worker was skipped: {type(e).__name__}: {e}"[:300])
 
   def finding(self, d:dict) -> None:
-    from uopcheck.fuzz.graph_campaign import classify
     try: d = self.store.check(d)   # a message from the network is data: checked like a finding file before it is saved
     except (SpecError, RecursionError, *MALFORMED) as e: return self._reject("a malformed finding", e)
-    kind, key = classify(d, self.known)
+    kind, key = self.fz.classify(d, self.known)
     if kind != "known": self.store.save(d)   # one file per signature; a smaller program of the same bug replaces it
     self.got[kind].add(key)
 
@@ -119,25 +117,24 @@ class _Collector:
     """a shard's case that took its worker down: its pending failure kept beside the findings, the case re-run in a fresh
     process (``settle`` files it); ``shard`` is a validated integer, the only part of the message a path is built from"""
     from uopcheck.atomic import atomic_write_json
-    from uopcheck.fuzz.program import validate_program
     from uopcheck.fuzz.lost_case import LostCaseCheck
     if type(shard) is not int or shard < 0: return self._reject("a lost case", ValueError(f"shard {shard!r} is not an integer"))
-    if isinstance(state.get("pending"), dict): atomic_write_json(self.dir / f".pending-graph-shard{shard}.json", state["pending"])
+    if isinstance(state.get("pending"), dict): atomic_write_json(self.dir / f".pending-{self.fz.name}-shard{shard}.json", state["pending"])
     case = state.get("case")
     if not case: return
-    try:   # the program will run in a process here: data from the network, checked first
-      if not isinstance(case, dict) or not isinstance(case.get("program"), dict): raise ValueError("the case holds no program")
-      validate_program(case["program"])
-    except (SpecError, ValueError, TypeError) as e: return self._reject("a lost case", e)
+    try:   # the case will run in a process here: data from the network, checked first
+      if not isinstance(case, dict): raise ValueError("the case is not an object")
+      self.fz.validate_case(case)
+    except (SpecError, RecursionError, *MALFORMED) as e: return self._reject("a lost case", e)
     self.lost.append(f"shard {shard}: {why}")
-    self.checks.append(LostCaseCheck(case, kind, f"shard {shard}: {why}", self.scheduler, self.candidate, self.case_timeout).start())
+    self.checks.append(LostCaseCheck(case, kind, f"shard {shard}: {why}", self.case_timeout, self.fz.name, self.options).start())
 
   def settle(self) -> None:
     """file every finished re-check: a finding if the case took a fresh process down too, else an external fault"""
-    from uopcheck.fuzz.graph_campaign import file_lost_case
+    from uopcheck.fuzz.supervisor import file_lost_case
     for c in [c for c in self.checks if c.poll() is not None]:
       self.checks.remove(c)
-      kind, key = file_lost_case(c, self.seed, self.known, self.store.save)
+      kind, key = file_lost_case(self.fz, c, self.seed, self.known, self.store)
       self.got[kind].add(key)
 
   def message(self, raw) -> None:
@@ -183,21 +180,25 @@ def remote_client(address:str) -> Any:
   except (OSError, TimeoutError) as e: raise SpecError(f"{address}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
 
 def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS,
-                         db:str|None=None, scheduler:str|None=None, candidate:str|None=None, case_timeout:float=CASE_TIMEOUT_S,
-                         profile:str="small", shard_minutes:float=CLUSTER_SHARD_MINUTES) -> dict:
-  """The client: start (``local``) or join (``tcp://HOST:8786``) a Dask cluster, keep a shard on every worker thread until
-  the budget is spent, write what comes back. Returns the same summary as the one-machine campaign (plus the cluster)."""
+                         db:str|None=None, case_timeout:float|None=None, shard_minutes:float=CLUSTER_SHARD_MINUTES, fuzzer:str="graph",
+                         options:dict|None=None) -> dict:
+  """The supervisor's Dask backend, for any registered fuzzer: start (``local``) or join (``tls://HOST:8786``) a Dask
+  cluster, keep a shard on every worker thread until the budget is spent, write what comes back. Returns the same facts as
+  the one-machine supervisor (``supervisor.run_local``), plus the cluster's."""
   import pathlib
   from uopcheck.fuzz.findings_io import open_example_db
-  from uopcheck.fuzz.graph_campaign import summarize, load_schedulers
   from uopcheck.fuzz.findings_store import known_signatures
-  from uopcheck.fuzz.graph import LAYOUT
+  from uopcheck.fuzz.fuzzers import fuzzer as get_fuzzer
+  from uopcheck.fuzz.supervisor import add_counts
+  fz, options = get_fuzzer(fuzzer), options or {}
+  case_timeout = case_timeout or fz.case_timeout
   try: import dask, distributed
   except ImportError as e: raise SpecError(f"--cluster needs Dask (pip install uopcheck[cluster]): {e}") from None
   open_example_db(db)   # an unusable database (path or Redis URL) is a one-line error before any worker starts
-  load_schedulers(scheduler, candidate)   # a bad scheduler spec is a one-line error here, not in every shard
+  fz.prepare(options)   # a bad scheduler spec is a one-line error here, not in every shard
   pathlib.Path(findings_dir).mkdir(parents=True, exist_ok=True)
-  col = _Collector(findings_dir, known_signatures(LAYOUT), seed, scheduler, candidate, case_timeout)
+  col = _Collector(findings_dir, known_signatures(fz.layout), seed, fz.name, options, case_timeout)
+  counts: dict = {}
   run = f"uopcheck-{uuid.uuid4().hex[:10]}"
   start, started_wall = time.perf_counter(), time.time()
   deadline = start + minutes * 60
@@ -213,8 +214,8 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
   def submit() -> None:
     nonlocal shards
     left = (deadline - time.perf_counter()) / 60
-    spec = {"run": run, "shard": shards, "minutes": min(shard_minutes, left), "db": db, "scheduler": scheduler, "candidate": candidate,
-            "case_timeout": case_timeout, "profile": profile, "seed": None if seed is None else seed * 1000 + shards}
+    spec = {"run": run, "shard": shards, "minutes": min(shard_minutes, left), "db": db, "fuzzer": fz.name, "options": options,
+            "case_timeout": case_timeout, "seed": None if seed is None else seed * 1000 + shards}
     # the shard's Variable is set before it runs (a get of an unset Variable waits, and the scheduler logs the timeout)
     distributed.Variable(f"{run}-shard-{shards}", client=client).set(json.dumps({"attempt": -1}))
     running[client.submit(shard, spec, key=f"{run}-shard-{shards}", pure=False)] = shards
@@ -249,7 +250,9 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
             del running[fut]
           continue
         del running[fut]
-        if fut.status == "finished" and isinstance(r := fut.result(), dict) and isinstance(r.get("worker"), str): used.add(r["worker"])
+        if fut.status == "finished" and isinstance(r := fut.result(), dict) and isinstance(r.get("worker"), str):
+          used.add(r["worker"])
+          if isinstance(r.get("counts"), dict): add_counts(counts, r["counts"])
         if fut.status == "error":   # Dask gave up on the shard (its workers kept dying): its last case is re-checked
           drain()
           st = _var_get(var) or {}
@@ -268,8 +271,7 @@ def run_cluster_campaign(minutes:float, cluster:str="local", workers:int=2, seed
     status.close()
     client.close()
     if local is not None: local.close()
-  s = summarize(findings_dir, col.got, started_wall, interrupted, known=col.known,
-                minutes=minutes, workers=workers, seed=seed, seconds=round(time.perf_counter() - start, 1), cases=col.cases,
-                scheduler=scheduler, candidate=candidate, case_timeout=case_timeout, profile=profile, restarts=restarts, lost=col.lost)
-  s.update({"cluster": cluster, "shards": shards, "workers_used": len(used), "rejected_messages": col.rejected})
-  return s
+  return {"got": col.got, "known": col.known, "started_wall": started_wall, "interrupted": interrupted, "unwritable": "",
+          "seconds": round(time.perf_counter() - start, 1), "cases": col.cases, "counts": counts, "restarts": restarts, "lost": col.lost,
+          "workers": workers, "minutes": minutes, "seed": seed, "findings_dir": str(findings_dir), "case_timeout": case_timeout,
+          "options": options, "cluster": cluster, "shards": shards, "workers_used": len(used), "rejected_messages": col.rejected}

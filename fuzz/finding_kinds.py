@@ -10,10 +10,13 @@ from uopcheck.fuzz.findings_store import Layout
 
 @dataclass(frozen=True)
 class FindingKind:
-  prefix: str                                   # its files are ``<prefix>-<signature>.json``
   layout: Layout                                # its findings store's files (fuzz/findings_store.py) and schema check
   recheck: Callable[[dict], str|None]           # None: it reproduces as recorded; else why not
   replay: Callable[[dict], str]                 # "still failing", "fixed", "changed: ..." or "skipped: ..."
+  @property
+  def prefix(self) -> str:
+    """its files are ``<prefix>-<signature>.json`` (the layout's)"""
+    return self.layout.prefix
   @property
   def validate(self) -> Callable[[dict], None]:
     """raises on a malformed record (one line)"""
@@ -22,8 +25,8 @@ class FindingKind:
 @functools.cache
 def finding_kinds() -> dict[str, FindingKind]:
   from uopcheck.fuzz import symbolic, graph
-  return {k.prefix: k for k in (FindingKind("symbolic", symbolic.LAYOUT, symbolic.audit, symbolic.replay_verdict),
-                                FindingKind("graph", graph.LAYOUT, graph.recheck, graph.replay_verdict))}
+  return {k.prefix: k for k in (FindingKind(symbolic.LAYOUT, symbolic.audit, symbolic.replay_verdict),
+                                FindingKind(graph.LAYOUT, graph.recheck, graph.replay_verdict))}
 
 def finding_kind(path:pathlib.Path) -> FindingKind|None:
   """the kind a finding file's name says it is (None: not a finding file)"""

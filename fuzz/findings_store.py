@@ -8,8 +8,8 @@ finding that came from elsewhere -- and three backends:
 - ``QueueStore``: a cluster worker's findings, each sent to the client as soon as it is found; the client's
   ``DirectoryStore`` checks what arrives as data (``check``) before it saves it.
 
-A fuzzer describes its files once (``Layout``: glob, file name, size, schema check); every reader and writer of its
-findings goes through a store of that layout."""
+A fuzzer describes its files once (``Layout``: the file prefix of each record kind, size, schema check); every reader and
+writer of its findings goes through a store of that layout."""
 from __future__ import annotations
 import os, pathlib
 from dataclasses import dataclass
@@ -19,12 +19,23 @@ from uopcheck.fuzz.findings_io import SHIPPED_FINDINGS, load_dir, save_smaller
 
 @dataclass(frozen=True)
 class Layout:
-  """how one fuzzer keeps its findings: ``pattern`` globs its finding files, ``file_name`` names a finding's file (one per
-  signature), ``size`` orders two findings of one signature (the smaller is kept), ``validate`` is its schema check"""
-  pattern: str
-  file_name: Callable[[dict], str]
+  """how one fuzzer keeps its records, stated once: ``prefixes`` maps each record kind it writes to its file prefix
+  (``kind``'s records are its findings; others are kept beside them: uopcheck-internal, flaky, external faults...), a
+  record's file is ``<prefix>-<signature>.json`` (one per signature), ``size`` orders two records of one signature (the
+  smaller is kept), ``validate`` is the findings' schema check"""
+  kind: str
+  prefixes: dict[str, str]
   size: Callable[[dict], int]
   validate: Callable[[dict], None]
+  @property
+  def prefix(self) -> str:
+    """its findings' file prefix (``symbolic``, ``graph``)"""
+    return self.prefixes[self.kind]
+  @property
+  def pattern(self) -> str:
+    """the glob of its finding files"""
+    return f"{self.prefix}-*.json"
+  def file_name(self, d:dict) -> str: return f"{self.prefixes[d.get('kind', self.kind)]}-{d['signature']}.json"
 
 class FindingsStore:
   """one backend of the store; ``remote``: findings leave this process (nothing is on a local disk)"""

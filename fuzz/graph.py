@@ -339,7 +339,7 @@ def replay_verdict(d:dict) -> str:
 # its findings store's files: one per signature, the smaller program wins. uopcheck's own failures go to ``internal-*.json``,
 # unconfirmed ones to ``flaky-*.json`` and workers lost to something outside the case to ``external-*.json``
 # (fuzz/lost_case.py), apart from tinygrad's ``graph-*.json`` (the findings ``load`` reads)
-LAYOUT = Layout("graph-*.json", lambda d: f"{FILE_PREFIX[d['kind']]}-{d['signature']}.json", program_size, validate_finding)
+LAYOUT = Layout("graph", FILE_PREFIX, program_size, validate_finding)
 
 def load_graph_findings(directory:str|os.PathLike, pattern:str="graph-*.json") -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good graph finding -- or record of another kind, by ``pattern`` -- one line per corrupt file skipped)."""

@@ -1,40 +1,32 @@
-"""The graph-fuzz campaign: supervised worker processes, a per-case time limit, and every finding kept.
+"""The graph fuzzer: hypothesis over ``graph.programs()``, each case ref vs fast (and a candidate scheduler), registered
+(``FUZZER``) for the one supervisor (``fuzz/supervisor.py``: local processes, or Dask shards through ``fuzz/cluster.py``).
 
-Each worker runs hypothesis over ``graph.programs()`` (``worker``). Before a case runs it writes the program to
-``.current-<wid>.json`` (and, as they compile, the kernel sources), so whatever happens next is reproducible from a file:
-- a case still running after ``case_timeout`` (a hang in Python or in a compiled kernel) is seen by the supervisor, which
-  kills the worker and re-runs that case in a fresh process (``fuzz/lost_case.py``): a ``hang`` finding if it hangs again;
-- a worker that dies (a segfault in a kernel, tinygrad's queue aborting) is re-checked the same way: a ``crash`` finding
-  if the case kills the fresh process too. A lost case that re-runs clean was lost to something outside it (the OOM
-  killer, a kill from outside): an ``external-*.json`` record, never a finding.
-Workers die with the supervisor (a parent-death signal), so a supervisor killed with -9 leaves none running.
-Either way the worker is restarted with the next seed and the campaign goes on. The time limit is enforced from outside on
-purpose: with an in-worker timer (an armed ``ITIMER_REAL``, or a watchdog thread) tinygrad's CPU queue hung in the first
-kernel after other Tensor work in the same process -- a false hang; see README.
-``--minutes`` always holds: workers stop taking cases at the deadline, skip blame past it, and are killed a few seconds
-later. Failures are shrunk by hypothesis (hangs and crashes are not: each try would cost a worker), then blamed and
-signed on the shrunk case (``graph.finalize``); signatures already in the shipped corpus count as known."""
+Before a case runs its worker writes the program to ``.current-<wid>.json`` (and, as they compile, the kernel sources),
+so a case that hangs or takes its worker down is re-run from that file in a fresh process (``rerun``) and filed as a
+``crash``/``hang`` finding only if it does so again (``lost_record``). Failures are shrunk by hypothesis (hangs and
+crashes are not: each try would cost a worker), then blamed and signed on the shrunk case (``graph.finalize``);
+signatures already in the shipped corpus count as known. Past ``--minutes`` a failure is saved without its per-kernel
+blame. A failure still being shrunk when a campaign stopped is filed first by the next campaign on that directory with
+the same schedulers (``orphan_pendings``)."""
 from __future__ import annotations
 import argparse
 from typing import Any, Callable, Iterator
-import contextlib, json, os, pathlib, signal, sys, time
+import contextlib, json, os, pathlib, time
 from dataclasses import dataclass, field
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import PatternMatcher, UPat, graph_rewrite
 from tinygrad.dtype import dtypes
 from uopcheck.fuzz.graph import FailureKind, crash_verdict, check_program, finalize, load_graph_findings, programs, FILE_PREFIX, LAYOUT
-from uopcheck.interrupts import sigint_ignored
 from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
-from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
-from uopcheck.atomic import remove_orphans
+from uopcheck.fuzz.fuzzers import Fuzzer, Work
+from uopcheck.fuzz.supervisor import current_file, pending_file as supervisor_pending
 from uopcheck.fuzz.findings_store import FindingsStore, DirectoryStore, known_signatures
-from uopcheck.fuzz.findings_io import (write_or_stop, probe_writable, open_example_db, exit_code, FindingsUnwritable, EXIT_UNWRITABLE,
-                                       EXIT_INTERNAL, DEFAULT_FINDINGS, SHIPPED_FINDINGS)
+from uopcheck.fuzz.findings_io import (write_or_stop, open_example_db, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result, Outcome
 
-from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S, KILL_GRACE_S
+from uopcheck.settings import GRAPH_SHRINK_BUDGET as SHRINK_BUDGET, CASE_TIMEOUT_S, LARGE_CASE_TIMEOUT_S
 
 @dataclass
 class GraphStats:
@@ -55,12 +47,7 @@ def _broken_scheduler(function):
   from tinygrad.schedule.rangeify import get_kernel_graph
   return graph_rewrite(get_kernel_graph(function), _self_test_bug, name="self-test bug", enter_calls=True)
 
-def current_file(findings_dir:str|os.PathLike, wid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".current-{wid}.json"
-def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return pathlib.Path(findings_dir) / f".pending-graph-{pid}.json"
-
-def buckets() -> dict[str, set]:
-  """what a campaign saw, by ``classify``'s kinds: each a set of keys (both supervisors count the same way)"""
-  return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated", "resumed")}
+def pending_file(findings_dir:str|os.PathLike, pid:int) -> pathlib.Path: return supervisor_pending(findings_dir, "graph", pid)
 
 def classify(d:dict, known:dict) -> tuple[str, str]:
   """(new / known / internal / flaky / external / emulated, its key: the signature, or the shipped file it matches) of a
@@ -182,28 +169,6 @@ def load_schedulers(scheduler:str|None, candidate:str|None) -> tuple:
   sched = _broken_scheduler if scheduler == "self-test-bug" else load_scheduler(scheduler) if scheduler else None
   return sched, load_scheduler(candidate) if candidate else None
 
-def unwind_on_sigterm() -> None:
-  """the supervisor's stop (budget over, Ctrl-C) is SIGTERM: unwind, so a file being written is finished or removed"""
-  signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-
-def _worker_main(wid, minutes, seed, findings_dir, db_dir, scheduler, candidate, case_timeout, round_offset, counters, events, profile,
-                 supervisor:int|None=None, device:str="CPU"):
-  die_with_parent()   # a supervisor killed with -9 leaves no worker fuzzing unsupervised
-  if supervisor is not None and os.getppid() != supervisor: return   # it died before the line above took effect
-  signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when to stop; written findings stay written
-  unwind_on_sigterm()
-  sched, cand = load_schedulers(scheduler, candidate)
-  try:
-    with on_device(device):
-      worker(wid, minutes, seed, findings_dir, db_dir, counters, sched, known_dir=SHIPPED_FINDINGS, candidate=cand, case_timeout=case_timeout,
-             events=events, round_offset=round_offset, profile=profile, specs=(scheduler, candidate))
-  except FindingsUnwritable as e:   # not a crash to restart from: the supervisor stops the campaign (exit 3)
-    print(f"uopcheck: worker {wid}: {e}", file=sys.stderr, flush=True)
-    sys.exit(EXIT_UNWRITABLE)
-  if os.environ.get("UOPCHECK_RULECOV_DIR"):  # under `uopcheck coverage`: leave this worker's rule hits for the combine
-    from uopcheck import rulecov
-    rulecov.write_data(os.environ["UOPCHECK_RULECOV_DIR"])
-
 @contextlib.contextmanager
 def on_device(device:str) -> Iterator[None]:
   """a campaign process's cases on ``device`` (fuzz graph --device): tinygrad's default device, and the programs' CPU values
@@ -214,145 +179,6 @@ def on_device(device:str) -> Iterator[None]:
   from uopcheck.fast.devices import default_device
   from uopcheck.fuzz.program import targeting
   with default_device(device) as dev, targeting(dev): yield
-
-def stop_worker(p:Any, findings_dir:str, wid:int, grace:float=3.0) -> None:
-  """stop a worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is finished or
-  removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
-  if p.is_alive():
-    p.terminate()
-    p.join(grace)
-    if p.is_alive():
-      p.kill()
-      p.join(5)
-  remove_orphans(current_file(findings_dir, wid))
-  if p.pid is not None: remove_orphans(pending_file(findings_dir, p.pid))
-
-def _lost_case(findings_dir:str, wid:int) -> dict|None:
-  """A worker died or hung mid-case: its last case, from its .current file (None: it was between cases)."""
-  cur = current_file(findings_dir, wid)
-  try: case = json.loads(cur.read_text())
-  except (OSError, ValueError): return None
-  cur.unlink(missing_ok=True)
-  return case if isinstance(case, dict) and isinstance(case.get("program"), dict) else None
-
-def file_lost_case(check:LostCaseCheck, seed:int|None, known:dict, write:Callable[[dict], Any]) -> tuple[str, str]:
-  """A finished re-check (fuzz/lost_case.py) as (new / known / external, key): a finding when the case reproduced its
-  crash or hang in a fresh process, an external-fault record when it did not; ``write`` writes what is not known."""
-  d = check.record(seed)
-  kind, key = classify(d, known)
-  if kind != "known": write(d)
-  return kind, key
-
-def run_campaign(minutes:float, workers:int=1, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str=".hypothesis/uopcheck-graph",
-                 self_test_bug:bool=False, scheduler:str|None=None, candidate:str|None=None,
-                 case_timeout:float=CASE_TIMEOUT_S, profile:str="small", device:str="CPU", live:Any=None) -> dict:
-  import multiprocessing as mp
-  if device != "CPU":   # a device that cannot run here is one line before any worker starts
-    from uopcheck.fast.devices import open_device
-    open_device(device)
-  open_example_db(db_dir)  # an unusable database path is a one-line error before any worker starts
-  from uopcheck.fast.runner import load_scheduler
-  for s in (scheduler, candidate):
-    if s: load_scheduler(s)  # a bad scheduler spec is a one-line error here, not in every worker
-  probe_writable(findings_dir)   # a full disk or read-only directory: one line and exit 3 before any worker starts
-  known, store = known_signatures(LAYOUT), DirectoryStore(findings_dir, LAYOUT)
-  ctx = mp.get_context("spawn")
-  counters, events = ctx.Array("l", 1), ctx.Queue()
-  start, started_wall = time.perf_counter(), time.time()
-  deadline = start + minutes * 60
-  got = buckets()
-  # workers inherit the environment, so they count rule matches exactly when this process does (`uopcheck coverage`)
-  from uopcheck.rulecov.collect import tracking
-  rules = live.watch_rules(tracking()) if live is not None else None
-  lost: list[str] = []
-  rechecks: list[LostCaseCheck] = []   # lost cases being re-run in a fresh process before they are filed
-  restarts = 0
-  sched = "self-test-bug" if self_test_bug else scheduler
-  def launch(wid:int, offset:int):
-    left = max(0.0, (deadline - time.perf_counter()) / 60)
-    p = ctx.Process(target=_worker_main, args=(wid, left, seed, findings_dir, db_dir, sched, candidate, case_timeout, offset, counters, events,
-                                               profile, os.getpid(), device),
-                    daemon=True)
-    with sigint_ignored(): p.start()   # ignoring Ctrl-C from its first instruction (it also sets SIG_IGN itself, once imported)
-    return p
-  procs = {w: launch(w, 0) for w in range(workers)}
-  offsets = {w: 0 for w in range(workers)}
-  interrupted, unwritable = False, ""   # how the loop stopped early: Ctrl-C, or the findings directory could not be written
-  tty, last_line = sys.stdout.isatty(), [0.0]
-  def drain():
-    while not events.empty():
-      try: kind, key = events.get_nowait()
-      except Exception: break
-      if kind != "rule": got[kind].add(key)
-      elif rules is not None: rules.add([key])
-  def settle(check:LostCaseCheck) -> bool:
-    if check.poll() is None: return False
-    kind, key = file_lost_case(check, seed, known, store.save)
-    got[kind].add(key)
-    lost.append(f"{check.why}; {check.outcome['detail'] if check.outcome else ''}"[:300])
-    return True
-  try:
-    while procs or rechecks:
-      time.sleep(1.0)
-      drain()
-      rechecks[:] = [c for c in rechecks if not settle(c)]
-      now = time.perf_counter()
-      for w, p in list(procs.items()):
-        cur = current_file(findings_dir, w)
-        stuck = False
-        if p.is_alive():
-          try: stuck = time.time() - json.loads(cur.read_text())["started"] > case_timeout
-          except (OSError, ValueError, KeyError): stuck = False
-          if not stuck and now < deadline + KILL_GRACE_S: continue
-          if not stuck:   # the budget is over: a case cut short is no finding
-            stop_worker(p, findings_dir, w)
-            cur.unlink(missing_ok=True)
-            del procs[w]
-            continue
-          p.kill()
-          p.join(5)   # hung: killed as it is, its .current file is the lost case
-          why = ("hang", f"hang: the case ran past {case_timeout:g} s; the worker was killed")
-        elif p.exitcode == 0:
-          del procs[w]
-          continue
-        elif p.exitcode == EXIT_UNWRITABLE:   # the findings cannot be written: nothing more can be kept, so stop now
-          probe_writable(findings_dir)          # raises, naming the cause (ENOSPC, EROFS...)
-          raise FindingsUnwritable(f"cannot write findings in {findings_dir}: worker {w} could not write its files there")
-        else: why = ("crash", f"crash: the worker process died ({'signal ' + str(-p.exitcode) if p.exitcode < 0 else 'exit ' + str(p.exitcode)})")
-        remove_orphans(cur)   # a process dead mid-write leaves the temporary file; its last complete .current is the case
-        if (case := _lost_case(findings_dir, w)) is not None:
-          rechecks.append(LostCaseCheck(case, why[0], f"worker {w}: {why[1]}", sched, candidate, case_timeout, device=device).start())
-        del procs[w]
-        if time.perf_counter() < deadline - 1:
-          offsets[w] += 1000
-          restarts += 1
-          procs[w] = launch(w, offsets[w])
-      el = time.perf_counter() - start
-      line = f"[{el:6.0f}s] cases {counters[0]}  {counters[0] / max(el, 1e-9):5.2f}/s  new findings {len(got['new'])}  restarts {restarts}"
-      if live is not None:
-        live.update(phase="fuzzing", budget_s=round(minutes * 60), cases=counters[0], cases_per_s=round(counters[0] / max(el, 1e-9), 2),
-                    new_findings=len(got["new"]), known_findings=len(got["known"]), workers=len(procs), worker_restarts=restarts,
-                    rechecking_lost_cases=len(rechecks), findings_dir=str(findings_dir))
-      if tty: print("\r" + line, end="", flush=True)
-      elif el - last_line[0] >= 15:
-        print(line, flush=True)
-        last_line[0] = el  # a log gets a line every 15 s, not one endless line
-  except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
-  except KeyboardInterrupt: interrupted = True
-  if interrupted or unwritable:
-    for w, p in procs.items(): stop_worker(p, findings_dir, w)
-    for c in rechecks: c.kill()   # not re-checked: not filed (its program stays in the report's lost cases)
-    lost += [f"{c.why}; not re-checked (interrupted)" for c in rechecks]
-  # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
-  # mid-put) and reading it can block forever: the findings are on disk, so read them from there instead
-  if not (interrupted or unwritable): drain()
-  if live is not None: live.update(force=True)   # the last rules the workers sent
-  summary = summarize(findings_dir, got, started_wall, interrupted or bool(unwritable), known, minutes=minutes, workers=workers, seed=seed,
-                      seconds=round(time.perf_counter() - start, 1), cases=counters[0], scheduler=scheduler, candidate=candidate,
-                      case_timeout=case_timeout, profile=profile, restarts=restarts, lost=lost)
-  summary["interrupted"], summary["unwritable"] = interrupted, unwritable
-  print()
-  return summary
 
 def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrupted:bool, known:dict, *, minutes:float, workers:int,
               seed:int|None, seconds:float, cases:int, scheduler:str|None, candidate:str|None, case_timeout:float, profile:str,
@@ -417,30 +243,75 @@ def result(summary:dict) -> Result:
   return Result("graph_campaign", "uopcheck graph campaign", summary, tables=[Table(FINDING_COLUMNS, rows)] if rows else [],
                 preamble=pre, sections=sections, outcomes=outcomes)
 
-def main(args:argparse.Namespace) -> int:
-  from uopcheck.runs import report
+# ** the graph fuzzer's registration (fuzz/fuzzers.py): the supervisor and the CLI run it through this **
+
+def add_arguments(g:argparse.ArgumentParser) -> None:
+  g.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="a candidate scheduler (package.module:fn or file.py:fn); every "
+                 "case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
+  g.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
+                 "MOCK+AMD::gfx950 (tinygrad's AMD backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
+  g.add_argument("--profile", choices=["small", "large"], default="small",
+                 help="program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
+  g.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # run under a deliberately broken scheduler
+
+def options(args:argparse.Namespace) -> dict:
+  """what the workers need of the flags: the scheduler under test (stock, or the self-test's broken one), the candidate,
+  the device, the program profile and the case timeout it implies"""
   profile = getattr(args, "profile", "small")
-  timeout = args.case_timeout or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)
-  if getattr(args, "cluster", None):
-    if getattr(args, "device", "CPU") != "CPU": raise SpecError("--device with --cluster: a cluster campaign runs on the workers' CPU only (for now)")
-    from uopcheck.fuzz.cluster import run_cluster_campaign
-    s = run_cluster_campaign(args.minutes, args.cluster, args.workers, args.seed, args.findings, args.db, candidate=args.scheduler,
-                             scheduler="self-test-bug" if getattr(args, "self_test_bug", False) else None,
-                             case_timeout=timeout, profile=profile,
-                             **({"shard_minutes": args.shard_minutes} if getattr(args, "shard_minutes", None) else {}))
-  else:
-    from uopcheck.runs import live_status
-    open_example_db(args.db)   # refused input is one line, before the run directory (and its live status) exists
-    live = live_status(args, "fuzz-graph")
-    s = run_campaign(args.minutes, args.workers, args.seed, args.findings, args.db, getattr(args, "self_test_bug", False),
-                     candidate=args.scheduler, profile=profile, case_timeout=timeout, device=getattr(args, "device", "CPU"), live=live)
-    s["device"] = getattr(args, "device", "CPU")
-    if live is not None: live.close("stopped" if s.get("unwritable") else "interrupted" if s["interrupted"] else "finished", phase="done",
-                                    new_findings=len(s["new"]), known_findings=len(s["known"]), new=s["new"], lost_cases=len(s["lost_cases"]))
-  report(args, result(s), "fuzz-graph")
-  for x in s["skipped_files"]: print(f"uopcheck: skipped {x}", file=sys.stderr)
-  if s.get("unwritable"):   # what was found before it stopped is reported above; the run itself failed
-    print(f"uopcheck: fuzz graph stopped: {s['unwritable']}", file=sys.stderr)
-    return EXIT_INTERNAL
-  if s["interrupted"]: return 130
-  return exit_code(new=len(s["new"]), internal=len(s["uopcheck_internal"]))
+  return {"scheduler": "self-test-bug" if getattr(args, "self_test_bug", False) else None, "candidate": getattr(args, "scheduler", None),
+          "device": getattr(args, "device", None) or "CPU", "profile": profile,
+          "case_timeout": getattr(args, "case_timeout", None) or (LARGE_CASE_TIMEOUT_S if profile == "large" else CASE_TIMEOUT_S)}
+
+def prepare(opts:dict) -> None:
+  """a device that cannot run here, a bad scheduler spec: one line before any worker starts"""
+  if opts.get("device", "CPU") != "CPU":
+    from uopcheck.fast.devices import open_device
+    open_device(opts["device"])
+  load_schedulers(opts.get("scheduler"), opts.get("candidate"))
+
+def work(w:Work) -> None:
+  """one graph worker (a process of the supervisor, or a Dask shard) with the campaign's schedulers and device (its cases
+  are counted in the shared counter; the supervisor reads its findings from its events and the findings directory)"""
+  sched, cand = load_schedulers(w.options.get("scheduler"), w.options.get("candidate"))
+  with on_device(w.options.get("device", "CPU")):
+    worker(w.wid, w.minutes, w.seed, w.findings_dir, w.db_dir, w.counters, sched, known_dir=w.known_dir, candidate=cand,
+                   case_timeout=w.case_timeout, events=w.events, round_offset=w.round_offset, profile=w.options.get("profile", "small"),
+                   store=w.store, publish=w.publish, specs=(w.options.get("scheduler"), w.options.get("candidate")))
+
+def validate_case(case:dict) -> None:
+  """a running case (a .current file, a peer's message) is data: a program that passes the program schema"""
+  if not isinstance(case.get("program"), dict): raise ValueError("the case holds no program")
+  validate_program(case["program"])
+
+def rerun(case:dict, opts:dict) -> None:
+  """the lost case again in this fresh process (fuzz/lost_case.py): the same schedulers, the same device"""
+  from uopcheck.fast.runner import open_cpu_queues
+  open_cpu_queues()
+  sched, cand = load_schedulers(opts.get("scheduler"), opts.get("candidate"))
+  with on_device(opts.get("device", "CPU")): check_program(case["program"], scheduler=sched, candidate=cand)
+
+def lost_record(check:Any, seed:int|None) -> dict:
+  """a finished re-check as a graph record: a crash/hang finding (reproduced) or an external-fault record (not); on the
+  mock GPU an amd-unattributed record (the emulator's slowness or crash, or the AMD backend -- hardware decides)"""
+  from uopcheck.fuzz.graph import GraphVerdict
+  out = check.outcome or {"reproduced": None, "detail": "not re-run"}
+  kind = FailureKind(out["reproduced"] or check.kind)
+  d = finalize(check.case["program"], GraphVerdict(False, kind, f"{check.why}; {out['detail']}"), seed=seed, blame=kind,
+               kernels=check.case.get("kernels"))
+  if out["reproduced"] is None: d["kind"] = "external-fault"
+  elif str(check.options.get("device", "CPU")).startswith("MOCK+"): d["kind"] = "amd-unattributed"
+  return d
+
+def summary_of(run:dict) -> dict:
+  """the supervisor's facts about a run (either backend) as the graph campaign's summary"""
+  o = run["options"]
+  s = summarize(run["findings_dir"], run["got"], run["started_wall"], run["interrupted"] or bool(run["unwritable"]), run["known"],
+                minutes=run["minutes"], workers=run["workers"], seed=run["seed"], seconds=run["seconds"], cases=run["cases"],
+                scheduler=o.get("scheduler"), candidate=o.get("candidate"), case_timeout=run["case_timeout"], profile=o.get("profile", "small"),
+                restarts=run["restarts"], lost=run["lost"])
+  s.update({k: run[k] for k in ("interrupted", "unwritable", "cluster", "shards", "workers_used", "rejected_messages") if k in run})
+  s["device"] = o.get("device", "CPU")
+  return s
+
+FUZZER = Fuzzer("graph", "tensor programs, ref vs fast (and a candidate scheduler)", LAYOUT, add_arguments, options, prepare, work, classify,
+                validate_case, rerun, lost_record, summary_of, result, default_db=".hypothesis/uopcheck-graph", case_timeout=CASE_TIMEOUT_S)

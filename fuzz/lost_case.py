@@ -1,13 +1,14 @@
 """A case that took its worker down is a finding only when it does so again in a fresh process.
 
 A campaign worker that dies mid-case (a segfault in a kernel, tinygrad's queue aborting) or stalls past the case's time
-limit leaves the program it was running. Something outside the case can do that too: the OOM killer, a ``kill -9``, a
-``kill -STOP``, a machine going away. So before such a case is filed as tinygrad's ``crash``/``hang``, ``LostCaseCheck``
-re-runs it in a fresh interpreter (``python -m uopcheck.fuzz.lost_case PROGRAM.json``, its own process group, killed with
-its supervisor) under the same limit -- the case timeout, plus ``RECHECK_STARTUP_S`` for the interpreter to start:
+limit leaves the case it was running (graph: a program; symbolic: an expression). Something outside the case can do
+that too: the OOM killer, a ``kill -9``, a ``kill -STOP``, a machine going away. So before such a case is filed as a
+``crash``/``hang``, ``LostCaseCheck`` re-runs it in a fresh interpreter (``python -m uopcheck.fuzz.lost_case --fuzzer
+NAME CASE.json``: the registered fuzzer's ``rerun``, after its ``validate_case``; its own process group, killed with its
+supervisor) under the same limit -- the case timeout, plus ``RECHECK_STARTUP_S`` for the interpreter to start:
 
 - the re-run dies (a signal, or an exit code other than 0) or runs past the limit: the case reproduces -> a finding of
-  that kind (``crash`` / ``hang``), as before;
+  that kind (``crash`` / ``hang``), in the fuzzer's record format (``lost_record``);
   (on tinygrad's mock GPU an ``amd-unattributed`` record instead: the emulator's slowness or crash, or the AMD backend --
   hardware decides);
 - the re-run finishes: the worker was lost to something outside the case -> an ``external-fault`` record
@@ -32,23 +33,21 @@ def die_with_parent() -> None:
 @dataclass
 class LostCaseCheck:
   """One lost case being re-run in a fresh process; ``poll()`` is None while it runs, then the outcome."""
-  case: dict
+  case: dict         # the running case, as the worker wrote it (its fuzzer's ``validate_case`` checks it)
   kind: str          # how the worker was lost: crash | hang
   why: str
-  scheduler: str|None = None
-  candidate: str|None = None
   timeout: float = 60.0
+  fuzzer: str = "graph"                          # the registered fuzzer (fuzz/fuzzers.py) whose case it is
+  options: dict = field(default_factory=dict)    # the campaign's options for it (graph: schedulers, device)
   proc: subprocess.Popen|None = None
   started: float = 0.0
   outcome: dict|None = field(default=None)
-  device: str = "CPU"  # the campaign's --device
 
   def start(self) -> "LostCaseCheck":
     fd, path = tempfile.mkstemp(prefix="uopcheck-lost-case-", suffix=".json")
-    with os.fdopen(fd, "w") as f: json.dump(self.case["program"], f)
+    with os.fdopen(fd, "w") as f: json.dump({"case": self.case, "options": self.options}, f)
     self._path, self._err = path, tempfile.TemporaryFile()   # a file, not a pipe: a full pipe would stall the re-run (a false hang)
-    cmd = [sys.executable, "-m", "uopcheck.fuzz.lost_case", path] + (["--scheduler", self.scheduler] if self.scheduler else []) \
-          + (["--candidate", self.candidate] if self.candidate else []) + ["--device", self.device]
+    cmd = [sys.executable, "-m", "uopcheck.fuzz.lost_case", "--fuzzer", self.fuzzer, path]
     # no preexec_fn (unsafe in a process with threads, as both supervisors are): the re-run sets its parent-death signal
     # itself, first thing, and leaves if its supervisor is already gone
     self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True,
@@ -82,42 +81,34 @@ class LostCaseCheck:
       try: os.killpg(self.proc.pid, signal.SIGKILL)
       except ProcessLookupError: pass
       self.proc.wait()
-    if self.proc is not None: pathlib.Path(self._path).unlink(missing_ok=True)   # the re-run's copy of the program, in /tmp
+    if self.proc is not None: pathlib.Path(self._path).unlink(missing_ok=True)   # the re-run's copy of the case, in /tmp
 
   def record(self, seed:int|None) -> dict:
-    """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case"""
-    from uopcheck.fuzz.graph import GraphVerdict, FailureKind, finalize
-    out = self.outcome or {"reproduced": None, "detail": "not re-run"}
-    kind = FailureKind(out["reproduced"] or self.kind)
-    d = finalize(self.case["program"], GraphVerdict(False, kind, f"{self.why}; {out['detail']}"), seed=seed, blame=kind,
-                 kernels=self.case.get("kernels"))
-    if out["reproduced"] is None: d["kind"] = "external-fault"
-    elif self.device.startswith("MOCK+"): d["kind"] = "amd-unattributed"   # on the emulator: its slowness or its own crash, or the
-    return d                                                               # AMD backend -- hardware decides, never tinygrad's finding
+    """the finished check as a finding (reproduced) or an external-fault record (not), both reproducers of the case --
+    in its fuzzer's own record format"""
+    from uopcheck.fuzz.fuzzers import fuzzer
+    return fuzzer(self.fuzzer).lost_record(self, seed)
 
 def main(argv:list[str]|None=None) -> int:
-  """the re-run: one program (a JSON file, validated as data), the schedulers named; exit 0 when it finishes, whatever its
-  verdict -- only dying or hanging is what the supervisor asks about"""
+  """the re-run: one case of a registered fuzzer (a JSON file, checked as data by the fuzzer's ``validate_case``), with
+  the campaign's options; exit 0 when it finishes, whatever its verdict -- only dying or hanging is what the supervisor
+  asks about"""
   import argparse
   die_with_parent()
   if os.environ.get("UOPCHECK_SUPERVISOR", str(os.getppid())) != str(os.getppid()): return 0   # the supervisor died before that
   p = argparse.ArgumentParser(prog="python -m uopcheck.fuzz.lost_case")
-  p.add_argument("program")
-  p.add_argument("--scheduler", default=None)
-  p.add_argument("--candidate", default=None)
-  p.add_argument("--device", default="CPU")
+  p.add_argument("--fuzzer", default="graph")
+  p.add_argument("case")
   a = p.parse_args(argv)
   from uopcheck.settings import apply_environment
   apply_environment()
-  from uopcheck.fast.runner import open_cpu_queues
-  open_cpu_queues()
-  from uopcheck.fuzz.program import validate_program
-  from uopcheck.fuzz.graph import check_program
-  from uopcheck.fuzz.graph_campaign import load_schedulers, on_device
-  desc = json.loads(pathlib.Path(a.program).read_text())
-  validate_program(desc)
-  sched, cand = load_schedulers(a.scheduler, a.candidate)
-  with on_device(a.device): check_program(desc, scheduler=sched, candidate=cand)
+  from uopcheck.fuzz.fuzzers import fuzzer
+  fz = fuzzer(a.fuzzer)
+  rec = json.loads(pathlib.Path(a.case).read_text())
+  if not isinstance(rec, dict) or not isinstance(rec.get("case"), dict) or not isinstance(rec.get("options"), dict):
+    raise ValueError(f"{a.case}: not a lost case record")
+  fz.validate_case(rec["case"])
+  fz.rerun(rec["case"], rec["options"])
   return 0
 
 if __name__ == "__main__": sys.exit(main())

@@ -9,8 +9,8 @@ plus the normalized form of the node it rewrote) and saved as data (``spec.uop_j
 the shipped corpus already knows that signature."""
 from __future__ import annotations
 import argparse
-from typing import Any
-import dataclasses, os, pathlib, sys, time
+from typing import Any, Callable
+import contextlib, dataclasses, os, pathlib, sys, time
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from tinygrad.uop import Ops
@@ -26,7 +26,9 @@ from uopcheck.progress import StatusLine
 from uopcheck.interrupts import sticky_sigint, raise_if_interrupted
 from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_range, variables
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
-from uopcheck.fuzz.findings_io import FindingsUnwritable, digest, open_example_db, DEFAULT_FINDINGS, SHIPPED_FINDINGS
+from uopcheck.fuzz.findings_io import FindingsUnwritable, digest, open_example_db, write_or_stop, DEFAULT_FINDINGS, SHIPPED_FINDINGS
+from uopcheck.fuzz.fuzzers import Fuzzer, Work
+from uopcheck.fuzz.supervisor import current_file, pending_file
 from uopcheck.fuzz.findings_store import Layout, FindingsStore, DirectoryStore, known_signatures
 
 SIZED = list(SIZED_INTS)   # every sized int, uint16 (the one C promotes to int in a product) included
@@ -220,12 +222,14 @@ class CampaignStats:
     """a refutation that did not confirm: uopcheck's own failure, kept apart (the first 100)"""
     if len(self.internal) < 100: self.internal.append({"expr_text": e.render(simplify=False), "verdict": str(v.detail), "why": why})
 
-  def file_finding(self, d:dict, known:dict, store:FindingsStore) -> None:
-    """a confirmed, signed finding: counted as known, or saved (the smaller one wins) and listed once"""
+  def file_finding(self, d:dict, known:dict, store:FindingsStore, events:Any=None) -> None:
+    """a confirmed, signed finding: counted as known, or saved (the smaller one wins) and listed once; a supervised
+    worker also tells its supervisor (``events``)"""
     if d["signature"] in known: self.known.append({**d, "known_as": known[d["signature"]]})
     else:
       store.save(d)
       if all(f["signature"] != d["signature"] for f in self.findings): self.findings.append(d)
+    if events is not None: events.put(classify(d, known))
 
   def counts(self) -> dict:
     """what the live status shows"""
@@ -242,14 +246,21 @@ class CampaignStats:
 
 def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FINDINGS, db_dir:str|None=".hypothesis/uopcheck-symbolic",
                  reading:OverflowReading=OverflowReading.UNDEFINED, progress:bool=True, max_examples:int|None=None,
-                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live:Any=None) -> CampaignStats:
+                 known_dir:str|os.PathLike|None=SHIPPED_FINDINGS, pipeline:bool=True, live:Any=None, work:Work|None=None,
+                 stats:CampaignStats|None=None) -> CampaignStats:
   """Fuzz ``e`` vs ``e.simplify()`` -- and, for weakint ``e`` with ``pipeline``, the codegen integer pipeline on ``e`` cast to
   int32 (``fuzz.pipeline``) -- for a time budget with hypothesis (example database in ``db_dir``). A confirmed refutation
   is written at once to a pending file (a kill loses nothing); while hypothesis shrinks it, smaller confirmed versions
-  replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known."""
+  replace it. When the round ends, the minimal case is attributed, signed, and saved -- or counted as known.
+  Under the supervisor (``work``: one of its worker processes or Dask shards) each case is written first to the worker's
+  ``.current`` file (and published), cases are counted in the shared counter, findings go to the work's store and are
+  told to the supervisor, the index seeds are checked by worker 0 only, and Ctrl-C is the supervisor's."""
   db = open_example_db(db_dir)
-  stats = CampaignStats()
-  known, store = known_signatures(LAYOUT, known_dir), DirectoryStore(findings_dir, LAYOUT)
+  stats = stats or CampaignStats()
+  known = known_signatures(LAYOUT, known_dir)
+  store = (work.store if work is not None else None) or DirectoryStore(findings_dir, LAYOUT)
+  events = work.events if work is not None else None
+  on_case = _case_writer(work, reading, pipeline) if work is not None else None
   start = time.perf_counter()
   deadline = start + minutes * 60
   status = StatusLine(sys.stdout, every_s=15.0, enabled=progress)
@@ -258,6 +269,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     live.watch_rules(tracked := tracking(), FiredRules() if tracked else None)
   def check(e) -> Failure|None:
     raise_if_interrupted()
+    if on_case is not None: on_case(e)
     for kind in ("simplify", "pipeline") if pipeline else ("simplify",):
       if kind == "pipeline" and e.dtype != dtypes.weakint: continue
       try:
@@ -283,12 +295,15 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
     if d.get("check") == "pipeline": d["rule"], d["signature"] = f"pipeline stage: {d['stage']}", signature(d)
     else: attribute(d, f.case, reading)
     if f.cut_short: d["shrink"] = UNSHRUNK
-    stats.file_finding(d, known, store)
-  pending = pathlib.Path(findings_dir) / f".pending-symbolic-{os.getpid()}.json"
-  campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, None if seed is None else (lambda r: seed + r), SHRINK_BUDGET)
+    stats.file_finding(d, known, store, events)
+  pending = pending_file(findings_dir, "symbolic", os.getpid())
+  seed_of = None if seed is None else (lambda r: seed + r) if work is None else (lambda r: seed * 1000 + work.wid * 100 + r + work.round_offset)
+  campaign = Campaign(int_expr(), check, finish, deadline, pending, db, max_examples, seed_of, SHRINK_BUDGET,
+                      on_pending=None if work is None or work.publish is None else (lambda rec: work.publish({"pending": rec})))
   try:
-    with sticky_sigint():
-      if pipeline: _check_seeds(stats, reading, seed, known, store, deadline, status, live, start)
+    with sticky_sigint() if work is None else contextlib.nullcontext():
+      if pipeline and (work is None or work.wid == 0):
+        _check_seeds(stats, reading, seed, known, store, deadline, status, live, start, on_case, events)
       campaign.run()
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
     stats.interrupted = True
@@ -297,6 +312,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
   finally:
     stats.seconds = time.perf_counter() - start
     status.close(stats.line() + (" (interrupted)" if stats.interrupted else ""))
+    if work is not None: current_file(findings_dir, work.wid).unlink(missing_ok=True)
   return stats
 
 def result(st:CampaignStats, extra:dict) -> Result:
@@ -355,7 +371,7 @@ from uopcheck.settings import SYMBOLIC_SHRINK_BUDGET as SHRINK_BUDGET  # noqa: E
 CHECK_ERRORS = (RecursionError, AssertionError, RuntimeError, ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError)
 
 def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, known:dict, store:FindingsStore, deadline:float,
-                 status:StatusLine|None=None, live=None, start:float=0.0) -> None:
+                 status:StatusLine|None=None, live=None, start:float=0.0, on_case:Callable[[UOp], None]|None=None, events:Any=None) -> None:
   """Every harvested kernel index expression (``fuzz/index_seeds.json``), at its size and with its loops scaled up, through
   the codegen pipeline; a confirmed refutation is saved like any finding (a seed is already small: no shrinking). The
   phase shows its progress (seed i of n) on the status line and in the live status."""
@@ -369,6 +385,7 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
       raise_if_interrupted()
       if time.perf_counter() > deadline: return
       e = scaled(e0, k)
+      if on_case is not None: on_case(e)
       try: v, s, stage = check_pipeline(e, reading)
       except CHECK_ERRORS: continue
       stats.checked += 1
@@ -382,7 +399,7 @@ def _check_seeds(stats:CampaignStats, reading:OverflowReading, seed:int|None, kn
         continue
       d = {**finding_json(root, s, v, reading, seed), "check": "pipeline", "stage": stage, "rule": f"pipeline stage: {stage}", "origin": "index seed"}
       d["signature"] = signature(d)
-      stats.file_finding(d, known, store)
+      stats.file_finding(d, known, store, events)
 
 BIG = 1 << 65    # every constant, bound and assigned value of a finding lies within +-2**65 (int64's min to uint64's max fit)
 
@@ -401,10 +418,19 @@ def validate_finding(d:dict) -> None:
   if asg is not None and not (isinstance(asg, dict) and all(isinstance(k, str) and type(v) is int and -BIG < v < BIG for k, v in asg.items())):
     raise ValueError("assignment must map variable names to integers within +-2**65")
   e, simplified = load_expr(d, "expr"), load_expr(d, "simplified")
+  check_exprs(e, simplified, one_dtype_per_name=d.get("check") != "pipeline")   # the pipeline retypes index variables
+  if d.get("check") == "pipeline" and d.get("rule") != f"pipeline stage: {d.get('stage')}":
+    raise ValueError("a pipeline finding's rule is not its stage")
+  if d.get("rule") is None or signature(d) != d["signature"]: raise ValueError("the signature is not the one the record's fields give")
+
+def check_exprs(e:UOp, *more:UOp, one_dtype_per_name:bool=True) -> None:
+  """integer expressions read from data, before anything evaluates them: an integer or bool root of at most 500 nodes,
+  every constant, bound and range within +-2**65, every constant shift count below 128, each variable one dtype (unless
+  told otherwise), only integer, bool or void nodes, and tinygrad's own type rules (a SpecError names the node)"""
   if not (dtypes.is_int(e.dtype) or e.dtype == dtypes.bool): raise ValueError(f"expr has dtype {e.dtype}, not an integer expression")
-  if len(e.toposort()) > 500 or len(simplified.toposort()) > 500: raise ValueError("expr or simplified has more than 500 nodes")
+  if any(len(x.toposort()) > 500 for x in (e, *more)): raise ValueError("an expression has more than 500 nodes")
   declared: dict[str, object] = {}
-  for x in UOp.sink(e, simplified).toposort():
+  for x in UOp.sink(e, *more).toposort():
     if x.op is Ops.CONST and not (isinstance(x.arg, (bool, int)) and -BIG < int(x.arg) < BIG):
       raise ValueError(f"a constant {str(x.arg)[:30]} is not an integer within +-2**65")
     if x.op in (Ops.SHL, Ops.SHR) and x.src[1].op is Ops.CONST and not 0 <= int(x.src[1].arg) < 128:
@@ -413,17 +439,13 @@ def validate_finding(d:dict) -> None:
       lo, hi = x.arg.vmin_vmax
       if not (type(lo) is int and type(hi) is int and -BIG < lo <= hi < BIG):
         raise ValueError(f"variable {x.arg.name}: range [{str(lo)[:24]}, {str(hi)[:24]}] is not lo <= hi within +-2**65")
-      if declared.setdefault(x.arg.name, x.dtype) != x.dtype and d.get("check") != "pipeline":   # the pipeline retypes index variables
+      if declared.setdefault(x.arg.name, x.dtype) != x.dtype and one_dtype_per_name:
         raise ValueError(f"variable {x.arg.name} is declared with two dtypes")
-  if d.get("check") == "pipeline" and d.get("rule") != f"pipeline stage: {d.get('stage')}":
-    raise ValueError("a pipeline finding's rule is not its stage")
-  if d.get("rule") is None or signature(d) != d["signature"]: raise ValueError("the signature is not the one the record's fields give")
-  nodes = [x for x in UOp.sink(e, simplified).toposort() if x.op is not Ops.SINK]
+  nodes = [x for x in UOp.sink(e, *more).toposort() if x.op is not Ops.SINK]
   if any(not (dtypes.is_int(x.dtype) or x.dtype in (dtypes.bool, dtypes.void)) for x in nodes):
     raise ValueError("a node of expr or simplified is not an integer, bool or void node")
   from uopcheck.spec.structural import verify
-  verify(e, "full")
-  verify(simplified, "full")   # tinygrad's own type rules: arity, dtypes (a SpecError names the node)
+  for x in (e, *more): verify(x, "full")
 
 def recheck(d:dict) -> str|None:
   """A (validated) symbolic finding re-derived on the installed tinygrad: None when it reproduces as recorded, else why
@@ -438,7 +460,9 @@ def recheck(d:dict) -> str|None:
     return f"refuted on this tinygrad because {getattr(v.detail, 'reason', '')!r}, the finding says {d['reason']!r}"
   return confirm(e, s, v, OverflowReading(d["reading"]))
 
-LAYOUT = Layout("symbolic-*.json", lambda d: f"symbolic-{d['signature']}.json", _size, validate_finding)   # its findings store's files
+# a record's file prefix by its kind: findings, and the lost-case records of the supervisor (a case that took its worker down)
+FILE_PREFIX = {"symbolic": "symbolic", "crash": "crash-symbolic", "hang": "hang-symbolic", "external-fault": "external-symbolic"}
+LAYOUT = Layout("symbolic", FILE_PREFIX, _size, validate_finding)
 
 def load_findings(directory:str|os.PathLike) -> tuple[list[tuple[pathlib.Path, dict]], list[str]]:
   """(every good symbolic finding in a directory, one line per corrupt file skipped)."""
@@ -501,3 +525,116 @@ def replay_verdict(d:dict) -> str:
 def replay(d:dict) -> Verdict:
   """Re-check a saved finding against the installed tinygrad: proved/unchanged means it no longer reproduces."""
   return reproduce(d)[0]
+
+# ** the symbolic fuzzer's registration (fuzz/fuzzers.py): ``--workers N`` / ``--cluster`` run it through the supervisor **
+
+def add_arguments(sy:argparse.ArgumentParser) -> None:
+  sy.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
+  sy.add_argument("--harvest", action="store_true", help="rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
+  sy.add_argument("--no-pipeline", action="store_true", help="check e vs e.simplify() only, not the codegen integer pipeline")
+
+def options(args:argparse.Namespace) -> dict:
+  return {"reading": args.reading, "pipeline": not args.no_pipeline}
+
+def prepare(opts:dict) -> None:
+  OverflowReading(opts.get("reading", "undefined"))   # a bad reading is one line before any worker starts
+
+def _case_writer(work:Work, reading:OverflowReading, pipeline:bool) -> Callable[[UOp], None]:
+  """before each case: the expression to the worker's .current file (published on a cluster) and the case counted, so a
+  case that hangs or takes the worker down is re-run from that file (``rerun``)"""
+  current = current_file(work.findings_dir, work.wid)
+  def on_case(e:UOp) -> None:
+    case = {"expr": uop_json.encode(e), "reading": reading.value, "pipeline": pipeline, "started": time.time(), "timeout": work.case_timeout,
+            "pid": os.getpid()}
+    write_or_stop(current, case)
+    if work.publish is not None: work.publish({"case": case})
+    if work.counters is not None:
+      with work.counters.get_lock(): work.counters[0] += 1
+    work.tell_counts()
+  return on_case
+
+def work(w:Work) -> None:
+  """one supervised symbolic worker (a process, or a Dask shard): the campaign; its counts (``w.tally``) for the report"""
+  st = CampaignStats()
+  w.tally = lambda: {**{k: getattr(st, k) for k in COUNTS}, "internal": st.internal}
+  run_campaign(w.minutes, w.seed, w.findings_dir, w.db_dir, OverflowReading(w.options.get("reading", "undefined")), progress=False,
+               known_dir=w.known_dir, pipeline=bool(w.options.get("pipeline", True)), work=w, stats=st)
+
+COUNTS = ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")
+
+def classify(d:dict, known:dict) -> tuple[str, str]:
+  """(new / known / external, key) of a saved record: a finding by its signature, a reproduced crash or hang by its file"""
+  kind = d.get("kind", "symbolic")
+  if kind == "external-fault": return "external", d["signature"]
+  if kind in ("crash", "hang"): return "new", f"{FILE_PREFIX[kind]}-{d['signature']}"
+  if d["signature"] in known: return "known", known[d["signature"]]
+  return "new", d["signature"]
+
+def validate_case(case:dict) -> None:
+  """a running case (a .current file, a peer's message) is data: an expression that passes ``check_exprs``"""
+  OverflowReading(case.get("reading"))
+  if not isinstance(case.get("pipeline"), bool): raise ValueError("the case's pipeline flag is not a boolean")
+  check_exprs(load_expr(case, "expr", "case"))
+
+def rerun(case:dict, opts:dict) -> None:
+  """the lost case again in this fresh process: e vs e.simplify(), then the pipeline, as the worker ran it (tinygrad
+  raising on it is skipped there, so here too; only dying or hanging is asked about)"""
+  e, reading = load_expr(case, "expr", "case"), OverflowReading(case["reading"])
+  with contextlib.suppress(*CHECK_ERRORS): check_expr(e, reading)
+  if case["pipeline"] and e.dtype == dtypes.weakint:
+    with contextlib.suppress(*CHECK_ERRORS): check_pipeline(e, reading)
+
+def lost_record(check:Any, seed:int|None) -> dict:
+  """a finished re-check as a record: a crash/hang reproducer (the case took a fresh process down too: whose fault --
+  tinygrad's simplify, z3, uopcheck's evaluator -- is not attributed) or an external-fault record (it re-ran clean)"""
+  out = check.outcome or {"reproduced": None, "detail": "not re-run"}
+  e = load_expr(check.case, "expr", "case")
+  kind = out["reproduced"] or check.kind
+  return {"kind": kind if out["reproduced"] else "external-fault", "failure": kind, "expr": check.case["expr"],
+          "expr_text": e.render(simplify=False), "reading": check.case["reading"], "pipeline": check.case["pipeline"],
+          "summary": f"{check.why}; {out['detail']}"[:300], "seed": seed, "signature": digest(f"{kind} {e.render(simplify=False)}"),
+          "reproduce": "python -m uopcheck.fuzz.lost_case --fuzzer symbolic (a file holding {\"case\": this record, \"options\": {}})"}
+
+def summary_of(run:dict) -> dict:
+  """the supervisor's facts about a run (either backend) as the symbolic campaign's summary: the counts summed over
+  workers, the new findings read back from the findings directory, the lost cases and reproducers"""
+  fdir = pathlib.Path(run["findings_dir"])
+  found, problems = load_findings(fdir)
+  got = run["got"]
+  if run["interrupted"] or run["unwritable"]:   # the event queue was not read to its end: what was written since the start counts
+    got["new"] |= {d["signature"] for p, d in found if p.stat().st_mtime >= run["started_wall"] and d["signature"] not in run["known"]}
+  c = run["counts"]
+  return {"minutes": run["minutes"], "workers": run["workers"], "seed": run["seed"], "reading": run["options"].get("reading"),
+          "findings_dir": str(fdir), "seconds": run["seconds"], "cases": run["cases"],
+          "cases_per_min": round(run["cases"] / max(run["seconds"], 1e-9) * 60, 1), **{k: c.get(k, 0) for k in COUNTS},
+          "interrupted": run["interrupted"], "unwritable": run["unwritable"], "worker_restarts": run["restarts"], "lost_cases": run["lost"],
+          "new": sorted(got["new"]), "known": sorted(got["known"]), "external_faults": sorted(got["external"]),
+          "findings": [d for _, d in found if d["signature"] in got["new"]],
+          "reproducers": sorted(k for k in got["new"] if k.startswith(("crash-", "hang-"))),
+          "uopcheck_internal": c.get("internal", []), "skipped_files": problems,
+          **{k: run[k] for k in ("cluster", "shards", "workers_used", "rejected_messages") if k in run}}
+
+def supervised_result(s:dict) -> Result:
+  """a supervised run's report: the one-process report of its summed counts and findings, and what the supervisor saw"""
+  st = CampaignStats(**{k: s[k] for k in COUNTS}, findings=s["findings"], known=[{"known_as": k} for k in s["known"]],
+                     internal=s["uopcheck_internal"], seconds=s["seconds"], interrupted=s["interrupted"], unwritable=s["unwritable"])
+  res = result(st, {k: v for k, v in s.items() if k not in dataclasses.asdict(st)})
+  where = f"Dask cluster {s['cluster']}, {s['shards']} shards" if s.get("cluster") else "one machine"
+  res.summary[:0] = ([f"STOPPED EARLY: {s['unwritable']}"] if s["unwritable"] else []) + \
+    [f"time: {s['seconds']} s on {s['workers']} worker(s) ({where}), seed {s['seed']}; cases {s['cases']} ({s['cases_per_min']}/min)" +
+     (" (interrupted)" if s["interrupted"] else ""),
+     f"cases that took a worker down: {len(s['lost_cases'])} (worker restarts: {s['worker_restarts']}); reproduced in a fresh process "
+     f"(crash/hang reproducers, not attributed: {s['reproducers'] or 'none'}); external faults (re-ran clean, not findings): "
+     f"{len(s['external_faults'])}"]
+  res.data.update({k: s[k] for k in ("workers", "cases", "cases_per_min", "lost_cases", "reproducers", "external_faults", "worker_restarts",
+                                     "new", "known") if k in s})
+  return res
+
+def _cli(args:argparse.Namespace) -> int:
+  """``uopcheck fuzz symbolic``: ``--harvest``; one in-process campaign (the default); else the supervisor's workers"""
+  if args.harvest or (args.workers == 1 and not args.cluster): return run_from_cli(args)
+  from uopcheck.fuzz.supervisor import main
+  return main(FUZZER, args)
+
+FUZZER = Fuzzer("symbolic", "integer expressions vs simplify() and the codegen integer pipeline", LAYOUT, add_arguments, options, prepare,
+                work, classify, validate_case, rerun, lost_record, summary_of, supervised_result, main=_cli, case_timeout=60.0)

@@ -131,9 +131,11 @@ def _cmd_conformance(args) -> int:
   return subprocess.call([sys.executable, "-m", "pytest", "conformance", *args.pytest_args])
 
 def _cmd_fuzz(args) -> int:
-  from uopcheck.fuzz.campaign import FUZZERS
+  from uopcheck.fuzz.fuzzers import fuzzer
+  from uopcheck.fuzz.supervisor import main
   if args.hypothesis_profile: os.environ["UOPCHECK_HYPOTHESIS_PROFILE"] = args.hypothesis_profile   # campaign workers inherit it
-  return FUZZERS[args.fuzz_cmd][1](args)
+  fz = fuzzer(args.fuzz_cmd)
+  return fz.main(args) if fz.main is not None else main(fz, args)
 
 def _cmd_rules(args) -> int:
   from uopcheck.fuzz import rule_verify, rule_report
@@ -333,6 +335,30 @@ EXAMPLES = {
 EXIT_CODES = ("exit codes: 0 nothing new; 1 new findings, refuted rules or a failing gate; 2 usage or input error; 3 a uopcheck-internal "
               "error (new findings beat it); 130 interrupted (Ctrl-C: a partial report)")
 
+def fuzz_options() -> _Parser:
+  """what every campaign takes: the budget, seeds, findings and database, and the supervisor's workers (a parent parser,
+  made anew for each fuzzer: argparse shares a parent's option objects, so a project default for one fuzzer in
+  ``[tool.uopcheck.fuzz.graph]`` would otherwise become every fuzzer's)"""
+  c = _Parser(add_help=False)
+  c.add_argument("--minutes", type=positive(float), default=5.0, help="time budget of the campaign (default 5)")
+  c.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
+                 "example database first; every finding is saved as a self-contained reproducer either way)")
+  c.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
+                 "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
+  c.add_argument("--findings", type=directory, default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked "
+                 "tree; `uopcheck findings promote` moves a reviewed one into the shipped corpus)")
+  c.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
+                 "to share it between the workers of a cluster")
+  c.add_argument("--workers", type=positive(int), default=1, help="worker processes (with --cluster local: Dask workers)")
+  c.add_argument("--cluster", default=None, metavar="ADDRESS", help="run the workers on a Dask cluster: 'local' starts an embedded "
+                 "LocalCluster of --workers processes, tls://HOST:8786 joins a running scheduler; the client writes every finding")
+  c.add_argument("--shard-minutes", type=positive(float), default=None, help="with --cluster: minutes one Dask task fuzzes before the "
+                 "next is submitted (default 5)")
+  c.add_argument("--case-timeout", type=positive(float), default=None,
+                 help="seconds one case may run before its worker is killed and the case re-run in a fresh process (a hang finding "
+                 "if it hangs again; default: graph 60, 300 with --profile large; symbolic 60)")
+  return c
+
 def _epilog(command:str) -> str:
   """a command's --help ends with its examples and the exit codes every command shares"""
   lines = ["examples:", *(f"  {x}" for x in EXAMPLES.get(command, []))] if command in EXAMPLES else []
@@ -340,12 +366,11 @@ def _epilog(command:str) -> str:
                                                                   "nondeterministic device fault)" if command == "train" else "")])
 
 def build_parser() -> argparse.ArgumentParser:
-  from uopcheck.fuzz.campaign import FUZZERS
+  from uopcheck.fuzz.fuzzers import MODULES as FUZZERS, fuzzer
   p = _Parser(prog="uopcheck", description="Test and verify tinygrad's UOp compiler: ref interpreter vs the real fast path.")
   p.add_argument("--version", action="version", version=_version(), help="uopcheck's version and the tinygrad it checks")
   sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-  reports = report_options()
-  c = sub.add_parser("check", parents=[reports], help="ref vs fast on real model graphs, printed as a table")
+  c = sub.add_parser("check", parents=[report_options()], help="ref vs fast on real model graphs, printed as a table")
   c.add_argument("names", nargs="*", help="graphs from uopcheck.check.catalog (default: all)")
   c.add_argument("--scheduler", default=None, help="candidate scheduler as package.module:get_kernel_graph")
   c.add_argument("--no-hcq2", action="store_true", help="use the plain runtime path instead of HCQ2")
@@ -355,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
   c.add_argument("--device", default=None, help="where the fast path runs (default: DEV from the environment, else CPU): CPU, AMD, "
                  "MOCK+AMD, MOCK+AMD::gfx950, NV, CUDA; one that cannot run here is a one-line error")
   c.set_defaults(fn=_cmd_check)
-  s = sub.add_parser("spec", parents=[reports], help="print the op table")
+  s = sub.add_parser("spec", parents=[report_options()], help="print the op table")
   s.add_argument("--op", default=None, help="one op's entry (e.g. CDIV), in full; default: the table of every op")
   s.set_defaults(fn=_cmd_spec)
   k = sub.add_parser("conformance", help="run pytest conformance/")
@@ -364,49 +389,21 @@ def build_parser() -> argparse.ArgumentParser:
   f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)",
                      description="Fuzz campaigns, one per fuzzer: uopcheck fuzz graph --help, uopcheck fuzz symbolic --help.")
   fsub = f.add_subparsers(dest="fuzz_cmd", required=True, parser_class=_Parser, metavar="{" + ",".join(sorted(FUZZERS)) + "}")
-  common = _Parser(add_help=False)   # what every campaign takes
-  common.add_argument("--minutes", type=positive(float), default=5.0, help="time budget of the campaign (default 5)")
-  common.add_argument("--seed", type=int, default=None, help="seed of the drawn cases (default: hypothesis draws freshly, replaying its "
-                      "example database first; every finding is saved as a self-contained reproducer either way)")
-  common.add_argument("--hypothesis-profile", choices=["dev", "ci", "nightly"], default=None, help="how hard each finding is shrunk: "
-                      "dev 0.25x, ci 1x, nightly 4x the shrink budget (default: UOPCHECK_HYPOTHESIS_PROFILE, else ci)")
-  common.add_argument("--findings", type=directory, default=DEFAULT_FINDINGS, help="directory for new reproducers (outside the tracked "
-                      "tree; `uopcheck findings promote` moves a reviewed one into the shipped corpus)")
-  common.add_argument("--db", default=".hypothesis/uopcheck", help="hypothesis example database: a directory, or redis://HOST:6379/0 "
-                      "to share it between the workers of a cluster")
-  g = fsub.add_parser("graph", parents=[reports, common], help=FUZZERS["graph"][0], description=f"uopcheck fuzz graph: {FUZZERS['graph'][0]}.",
-                      epilog=_epilog("fuzz graph"), formatter_class=argparse.RawDescriptionHelpFormatter)
-  g.add_argument("--workers", type=positive(int), default=1, help="worker processes (with --cluster local: Dask workers)")
-  g.add_argument("--cluster", default=None, metavar="ADDRESS", help="run the workers on a Dask cluster: 'local' starts an embedded "
-                 "LocalCluster of --workers processes, tcp://HOST:8786 joins a running scheduler; the client writes every finding")
-  g.add_argument("--shard-minutes", type=positive(float), default=None, help="with --cluster: minutes one Dask task fuzzes before the next "
-                 "is submitted (default 5)")
-  g.add_argument("--scheduler", default=None, metavar="MODULE:FN", help="a candidate scheduler (package.module:fn or file.py:fn); every "
-                 "case runs the reference, stock rangeify and the candidate, and a finding names which is wrong")
-  g.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
-                 "MOCK+AMD::gfx950 (tinygrad's AMD backend on its mock GPU), AMD, NV, CUDA; one line if it cannot run here (not with --cluster)")
-  g.add_argument("--case-timeout", type=positive(float), default=None,
-                 help="seconds one case may run before it is a hang finding (default 60; 300 with --profile large)")
-  g.add_argument("--profile", choices=["small", "large"], default="small",
-                 help="program size (small: <= 6 steps, <= 4,096 elements; large: <= 40 steps, up to 2M elements)")
-  g.add_argument("--self-test-bug", action="store_true", help=argparse.SUPPRESS)  # run under a deliberately broken scheduler
-  g.set_defaults(fn=_cmd_fuzz)
-  sy = fsub.add_parser("symbolic", parents=[reports, common], help=FUZZERS["symbolic"][0],
-                       description=f"uopcheck fuzz symbolic: {FUZZERS['symbolic'][0]}.", epilog=_epilog("fuzz symbolic"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-  sy.add_argument("--reading", choices=["undefined", "wrap"], default="undefined", help="signed overflow: C's UB or wrap-around")
-  sy.add_argument("--harvest", action="store_true", help="rewrite fuzz/index_seeds.json from the real graphs' kernels, then exit")
-  sy.add_argument("--no-pipeline", action="store_true", help="check e vs e.simplify() only, not the codegen integer pipeline")
-  sy.set_defaults(fn=_cmd_fuzz)
-  r = sub.add_parser("rules", parents=[reports], help="rewrite rules: decide each rule of symbolic/divandmod/weak (integer and IEEE float for all "
-                     "inputs; memory and graph rules over a stated finite space)")
+  for name in sorted(FUZZERS):   # each registered fuzzer adds its own flags (fuzz/fuzzers.py)
+    fz = fuzzer(name)
+    fp = fsub.add_parser(name, parents=[report_options(), fuzz_options()], help=fz.help, description=f"uopcheck fuzz {name}: {fz.help}.",
+                         epilog=_epilog(f"fuzz {name}"), formatter_class=argparse.RawDescriptionHelpFormatter)
+    fz.add_arguments(fp)
+    fp.set_defaults(fn=_cmd_fuzz)
+  r = sub.add_parser("rules", parents=[report_options()], help="rewrite rules: decide each rule of symbolic/divandmod/weak (integer and "
+                     "IEEE float for all inputs; memory and graph rules over a stated finite space)")
   r.add_argument("rules_cmd", choices=["verify"], help="verify: decide each rewrite rule (integer, IEEE float, bounded)")
   r.add_argument("--only", nargs="*", help="rules whose file:line or matcher name contains one of these")
   r.add_argument("--workers", type=positive(int), default=2, help="processes (default 2); the table does not depend on it")
   r.add_argument("--known", help="reviewed refutations (default: the shipped fuzz/rules_known.json)")
   r.add_argument("--show-na", action="store_true", help="also list the rules with no verdict (n/a: no value semantics)")
   r.set_defaults(fn=_cmd_rules)
-  cs = sub.add_parser("compare-schedulers", parents=[reports],
+  cs = sub.add_parser("compare-schedulers", parents=[report_options()],
                       help="two schedulers side by side: correctness, kernels, bytes, ops, compile and run time")
   cs.add_argument("a", help="scheduler A: 'rangeify' (tinygrad's own), package.module:fn or file.py:fn")
   cs.add_argument("b", help="scheduler B, written like A")
@@ -419,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
   cs.add_argument("--device", default=None, help="where the cases run (default: DEV from the environment, else CPU): CPU, MOCK+AMD, "
                   "MOCK+AMD::gfx950, AMD, NV, CUDA")
   cs.set_defaults(fn=_cmd_compare)
-  mu = sub.add_parser("mutate", parents=[reports],
+  mu = sub.add_parser("mutate", parents=[report_options()],
                       help="score the detectors: apply each mutant of tinygrad to a private copy and see which detector catches it")
   mu.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog; see --list)")
   mu.add_argument("--list", action="store_true", help="list the mutant catalog with the line each one edits")
@@ -430,10 +427,10 @@ def build_parser() -> argparse.ArgumentParser:
   mu.add_argument("--workers", type=positive(int), default=1, help="graph-fuzz workers per mutant")
   mu.add_argument("--seed", type=int, default=0, help="graph-fuzz seed")
   mu.set_defaults(fn=_cmd_mutate)
-  rp = sub.add_parser("replay", parents=[reports], help="re-run findings exactly as recorded: still failing / fixed per file")
+  rp = sub.add_parser("replay", parents=[report_options()], help="re-run findings exactly as recorded: still failing / fixed per file")
   rp.add_argument("paths", nargs="+", help="finding files (symbolic-*.json, graph-*.json) or directories of them")
   rp.set_defaults(fn=_cmd_replay)
-  fd = sub.add_parser("findings", parents=[reports], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
+  fd = sub.add_parser("findings", parents=[report_options()], help="manage findings: promote reviewed ones into the shipped corpus the suite replays")
   fd.add_argument("findings_cmd", choices=["promote", "audit"], help="promote FILE...: into the shipped corpus; audit DIR|FILE...: re-check")
   fd.add_argument("files", nargs="+", help="promote: finding files (symbolic-*.json, graph-*.json); audit: directories or finding files")
   fd.add_argument("--to", type=directory, default=None, help="corpus directory (default: the shipped fuzz/findings/)")
@@ -447,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
                   help="exit 1 when the rules fired are under PERCENT of the rules (as coverage.py's --fail-under), after the reports")
   cv.add_argument("cmd", nargs=argparse.REMAINDER, help="the command to run under coverage (after --)")
   cv.set_defaults(fn=_cmd_coverage)
-  a = sub.add_parser("amd", parents=[reports], help="MI350X bring-up: doctor and env")
+  a = sub.add_parser("amd", parents=[report_options()], help="MI350X bring-up: doctor and env")
   a.add_argument("amd_cmd", choices=["doctor", "env"], help="doctor: the bring-up checks; env: the exports for a launch script")
   a.add_argument("--root", default="/", help="filesystem root to inspect (a fixture tree in tests)")
   a.add_argument("--json", action="store_true", help="machine-readable output")
