@@ -240,9 +240,10 @@ def small_disk(tmp_path):
   subprocess.run(["umount", "-l", str(d)], capture_output=True)
 
 @pytest.mark.slow
-def test_a_graph_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_3(small_disk, tmp_path):
+@pytest.mark.parametrize("fuzzer,extra", [("graph", ["--workers", "1", "--self-test-bug"]), ("symbolic", ["--workers", "2", "--no-pipeline"])])
+def test_a_supervised_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_3(small_disk, tmp_path, fuzzer, extra):
   import os, subprocess, sys, time
-  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", "graph", "--minutes", "3", "--workers", "1", "--seed", "5", "--self-test-bug",
+  cmd = [sys.executable, "-m", "uopcheck.cli", "fuzz", fuzzer, "--minutes", "3", "--seed", "5", *extra,
          "--case-timeout", "20", "--findings", str(small_disk / "f"), "--db", str(tmp_path / "db"), "--report", "json"]
   p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   deadline = time.time() + 120
@@ -255,8 +256,9 @@ def test_a_graph_campaign_whose_disk_fills_stops_at_once_with_one_line_and_exit_
   t0 = time.time()
   out, err = p.communicate(timeout=120)
   assert p.returncode == 3 and time.time() - t0 < 60, err[-2000:]    # stopped, not run to its 3-minute budget
-  assert "Traceback" not in out + err and "No space left on device" in err.splitlines()[-2], (out[-3000:], err[-3000:])
-  rep = json.loads((tmp_path / "reports" / "latest" / "graph_campaign.json").read_text())
+  assert "Traceback" not in out + err and "No space left on device" in "".join(err.splitlines()[-2:]), (out[-3000:], err[-3000:])
+  assert err.splitlines()[-1].startswith(f"uopcheck: fuzz {fuzzer} stopped: cannot write"), err[-2000:]
+  rep = json.loads((tmp_path / "reports" / "latest" / f"{'graph_campaign' if fuzzer == 'graph' else 'fuzz_symbolic'}.json").read_text())
   assert "No space left on device" in rep["unwritable"] and not rep["lost_cases"]   # not filed as a crash finding
   (small_disk / "fill").unlink()
   q = subprocess.run(cmd[:6] + ["0.1"] + cmd[7:], cwd=tmp_path, capture_output=True, text=True, timeout=120)

@@ -5,6 +5,7 @@ is an external fault, never a finding)."""
 from __future__ import annotations
 import json, os, pathlib, signal, subprocess, sys, time
 import pytest
+from conformance.campaign_processes import running_case_pid
 from uopcheck.fuzz.symbolic import load_findings, audit, FILE_PREFIX
 from uopcheck.fuzz.findings_io import load_dir
 
@@ -35,13 +36,6 @@ def test_two_symbolic_workers_each_report_their_counts_and_every_finding_holds_u
   assert not list((tmp_path / "f").glob(".current-*.json"))   # each worker removed its running-case file
   _confirmed_findings(tmp_path, rep)
 
-def _running_case_pid(tmp_path, proc, timeout:float=120.0) -> int:
-  cur, end = tmp_path / "f" / ".current-1.json", time.time() + timeout
-  while time.time() < end and proc.poll() is None:
-    try: return int(json.loads(cur.read_text())["pid"])
-    except (OSError, ValueError, KeyError): time.sleep(0.2)
-  raise AssertionError(f"no case started in {timeout:g} s")
-
 @pytest.mark.slow
 @pytest.mark.parametrize("sig,kind", [("SIGKILL", "crash"), ("SIGSTOP", "hang")])
 def test_a_symbolic_worker_killed_or_stopped_from_outside_is_an_external_fault(tmp_path, sig, kind):
@@ -51,7 +45,7 @@ def test_a_symbolic_worker_killed_or_stopped_from_outside_is_an_external_fault(t
                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
   try:
     time.sleep(1.0)
-    os.kill(_running_case_pid(tmp_path, proc), getattr(signal, sig))
+    os.kill(running_case_pid(tmp_path / "f", proc, wid=1), getattr(signal, sig))
     out, err = proc.communicate(timeout=300)
   finally:
     if proc.poll() is None: os.killpg(proc.pid, signal.SIGKILL)

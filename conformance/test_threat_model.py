@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 import pathlib
 import pytest
+from conformance.campaign_processes import running_case_pid
 from tinygrad.uop import Ops
 from tinygrad.uop.ops import UOp, ParamArg
 from uopcheck.cli import main
@@ -155,14 +156,6 @@ def _start_campaign(tmp_path, *extra:str):
          "--scheduler", f"{root / 'conformance' / 'fault_schedulers.py'}:slow_stock", *extra]
   return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
-def _running_case_pid(tmp_path, proc, timeout:float=120.0) -> int:
-  import json, time
-  cur, end = tmp_path / "f" / ".current-0.json", time.time() + timeout
-  while time.time() < end and proc.poll() is None:
-    try: return int(json.loads(cur.read_text())["pid"])
-    except (OSError, ValueError, KeyError): time.sleep(0.2)
-  raise AssertionError(f"no case started in {timeout:g} s")
-
 @pytest.mark.slow
 @pytest.mark.parametrize("sig,kind", [("SIGKILL", "crash"), ("SIGSTOP", "hang")])
 def test_a_worker_killed_or_stopped_from_outside_is_no_finding(tmp_path, sig, kind):
@@ -172,7 +165,7 @@ def test_a_worker_killed_or_stopped_from_outside_is_no_finding(tmp_path, sig, ki
   proc = _start_campaign(tmp_path, "--minutes", "0.5", "--case-timeout", "10")
   try:
     time.sleep(1.0)
-    os.kill(_running_case_pid(tmp_path, proc), getattr(signal, sig))
+    os.kill(running_case_pid(tmp_path / "f", proc), getattr(signal, sig))
     out, err = proc.communicate(timeout=300)
   finally:
     if proc.poll() is None: os.killpg(proc.pid, signal.SIGKILL)
@@ -191,7 +184,7 @@ def test_a_supervisor_killed_with_sigkill_leaves_no_worker_running(tmp_path):
   psutil = pytest.importorskip("psutil")
   proc = _start_campaign(tmp_path, "--minutes", "1")
   try:
-    worker = _running_case_pid(tmp_path, proc)
+    worker = running_case_pid(tmp_path / "f", proc)
     family = psutil.Process(proc.pid).children(recursive=True)
     assert worker in {p.pid for p in family}
     os.kill(proc.pid, signal.SIGKILL)

@@ -79,7 +79,7 @@ def shard(spec:dict) -> dict:
   counter = _Counter(send)
   with tempfile.TemporaryDirectory(prefix="uopcheck-shard-") as d:   # the worker's pending and current files (local scratch)
     w = Work(0, spec["minutes"], spec["seed"], d, spec["db"], spec["options"], spec["case_timeout"], attempt * 1000, counter,
-             store=QueueStore(send, fz.layout), publish=publish)
+             store=QueueStore(send, fz.layout), publish=publish, shard=spec["shard"])
     fz.work(w)
   counter.flush()
   var.set(json.dumps({"attempt": attempt, "done": True}))

@@ -31,8 +31,13 @@ class Work:
   store: Any = None                   # where findings go (default: a DirectoryStore of ``findings_dir``)
   publish: Callable[[dict], Any]|None = None   # on a cluster: the running case and pending failure, as they change
   known_dir: Any = None               # the shipped corpus (None: nothing is known)
+  shard: int|None = None              # the Dask shard it is (None: a process of the one-machine supervisor)
   tally: Callable[[], dict] = dict    # set by the fuzzer's ``work``: its counts so far (``tell_counts`` sends them)
   told: float = 0.0                   # when the counts were last sent
+
+  def first(self) -> bool:
+    """the run's first worker, as first started (not a restart, not a later shard): where work done once per run goes"""
+    return self.wid == 0 and self.round_offset == 0 and not self.shard
 
   def tell_counts(self, force:bool=False) -> None:
     """the counts so far to the supervisor, at most every ``COUNTS_EVERY_S`` (and at the end, ``force``): a worker killed

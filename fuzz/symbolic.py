@@ -302,7 +302,7 @@ def run_campaign(minutes:float, seed:int|None=None, findings_dir:str=DEFAULT_FIN
                       on_pending=None if work is None or work.publish is None else (lambda rec: work.publish({"pending": rec})))
   try:
     with sticky_sigint() if work is None else contextlib.nullcontext():
-      if pipeline and (work is None or work.wid == 0):
+      if pipeline and (work is None or work.first()):
         _check_seeds(stats, reading, seed, known, store, deadline, status, live, start, on_case, events)
       campaign.run()
   except KeyboardInterrupt:   # z3's caught Ctrl-C is raised as one too (spec.z3model.check): never a verdict
@@ -559,6 +559,7 @@ def work(w:Work) -> None:
   w.tally = lambda: {**{k: getattr(st, k) for k in COUNTS}, "internal": st.internal}
   run_campaign(w.minutes, w.seed, w.findings_dir, w.db_dir, OverflowReading(w.options.get("reading", "undefined")), progress=False,
                known_dir=w.known_dir, pipeline=bool(w.options.get("pipeline", True)), work=w, stats=st)
+  if st.unwritable: raise FindingsUnwritable(st.unwritable)   # the supervisor stops the campaign (exit 3), as for any fuzzer
 
 COUNTS = ("checked", "proved", "refuted", "unknown", "unchanged", "pipeline", "seeds")
 
