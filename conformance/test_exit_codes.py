@@ -256,8 +256,9 @@ def test_a_supervised_campaign_whose_disk_fills_stops_at_once_with_one_line_and_
   t0 = time.time()
   out, err = p.communicate(timeout=120)
   assert p.returncode == 3 and time.time() - t0 < 60, err[-2000:]    # stopped, not run to its 3-minute budget
-  assert "Traceback" not in out + err and "No space left on device" in "".join(err.splitlines()[-2:]), (out[-3000:], err[-3000:])
-  assert err.splitlines()[-1].startswith(f"uopcheck: fuzz {fuzzer} stopped: cannot write"), err[-2000:]
+  stopped = err.splitlines()[-2]   # (the last names the run directory)
+  assert "Traceback" not in out + err and "No space left on device" in stopped, (out[-3000:], err[-3000:])
+  assert stopped.startswith(f"uopcheck: fuzz {fuzzer} stopped: cannot write"), err[-2000:]
   rep = json.loads((tmp_path / "reports" / "latest" / f"{'graph_campaign' if fuzzer == 'graph' else 'fuzz_symbolic'}.json").read_text())
   assert "No space left on device" in rep["unwritable"] and not rep["lost_cases"]   # not filed as a crash finding
   (small_disk / "fill").unlink()
