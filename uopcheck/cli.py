@@ -386,8 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
   k = sub.add_parser("conformance", help="run pytest conformance/")
   k.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest (after --)")
   k.set_defaults(fn=_cmd_conformance)
-  f = sub.add_parser("fuzz", help="fuzz campaigns: symbolic (e vs e.simplify(), z3) or graph (ref vs fast)",
-                     description="Fuzz campaigns, one per fuzzer: uopcheck fuzz graph --help, uopcheck fuzz symbolic --help.")
+  f = sub.add_parser("fuzz", help=f"fuzz campaigns, one per registered fuzzer: {', '.join(sorted(FUZZERS))}",
+                     description=f"Fuzz campaigns, one per registered fuzzer (fuzz/fuzzers.py): "
+                                 f"{', '.join(f'uopcheck fuzz {n} --help' for n in sorted(FUZZERS))}.")
   fsub = f.add_subparsers(dest="fuzz_cmd", required=True, parser_class=_Parser, metavar="{" + ",".join(sorted(FUZZERS)) + "}")
   for name in sorted(FUZZERS):   # each registered fuzzer adds its own flags (fuzz/fuzzers.py)
     fz = fuzzer(name)
