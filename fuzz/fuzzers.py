@@ -3,8 +3,9 @@ cluster through ``fuzz/cluster.py``) and the CLI can run it without knowing it b
 
 A fuzzer module defines one ``Fuzzer`` and is listed in ``MODULES``; ``uopcheck fuzz NAME`` builds its flags from
 ``add_arguments``, and the supervisor runs ``work`` in every worker process (or Dask shard), files what it reports with
-``classify``, re-runs a case that took a worker down (``validate_case``, ``rerun``, ``lost_record``), and hands the run's facts to ``summarize`` and
-``result``. Everything that crosses a process or the network (``options``, the running case, a finding) is JSON data."""
+``classify``, re-runs a case that took a worker down (``validate_case``, ``rerun``, ``lost_record``), and hands the
+run's facts to ``summarize`` and ``result``. Everything that crosses a process or the network (``options``, the
+running case, a finding) is JSON data."""
 from __future__ import annotations
 import argparse, functools, importlib, json, os, time
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ class Work:
 
 @dataclass(frozen=True)
 class Fuzzer:
+  """one registered fuzzer: everything the CLI and the supervisor (either backend) ask of it"""
   name: str
   help: str
   layout: Any                                           # its findings store's files (fuzz/findings_store.py)
@@ -64,8 +66,7 @@ class Fuzzer:
   summarize: Callable[..., dict]                        # the run's facts -> the report's summary
   result: Callable[[dict], Any]                         # the summary -> a Result
   main: Callable[[argparse.Namespace], int]|None = None  # its own CLI command, where it has one (else supervisor.main)
-  default_db: str = ".hypothesis/uopcheck"
-  case_timeout: float = 60.0
+  case_timeout: float = 60.0                            # seconds a case may run when --case-timeout is not given
 
 @functools.cache
 def fuzzer(name:str) -> Fuzzer:

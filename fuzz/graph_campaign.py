@@ -314,4 +314,4 @@ def summary_of(run:dict) -> dict:
   return s
 
 FUZZER = Fuzzer("graph", "tensor programs, ref vs fast (and a candidate scheduler)", LAYOUT, add_arguments, options, prepare, work, classify,
-                validate_case, rerun, lost_record, summary_of, result, default_db=".hypothesis/uopcheck-graph", case_timeout=CASE_TIMEOUT_S)
+                validate_case, rerun, lost_record, summary_of, result, case_timeout=CASE_TIMEOUT_S)
