@@ -21,7 +21,7 @@ from uopcheck.fuzz.program import validate_program
 from uopcheck.fuzz.campaign import Campaign, Failure, UNSHRUNK
 from uopcheck.spec.errors import SpecError
 from uopcheck.fuzz.fuzzers import Fuzzer, Work
-from uopcheck.fuzz.supervisor import current_file, pending_file as supervisor_pending
+from uopcheck.fuzz.supervisor import current_file, written_since, pending_file as supervisor_pending
 from uopcheck.fuzz.findings_store import FindingsStore, DirectoryStore, known_signatures
 from uopcheck.fuzz.findings_io import (write_or_stop, open_example_db, SHIPPED_FINDINGS)
 from uopcheck.results import Column, Table, Section, Result, Outcome
@@ -186,9 +186,7 @@ def summarize(findings_dir:str, got:dict[str, set], started_wall:float, interrup
   """the campaign's summary (the JSON and Markdown reports), from what it saw and the findings directory: after an
   interrupt, every finding file written since the start that is not in the shipped corpus counts as new"""
   found, problems = load_graph_findings(findings_dir)
-  if interrupted:
-    for f, d in found:
-      if f.stat().st_mtime >= started_wall and d["signature"] not in known: got["new"].add(d["signature"])
+  if interrupted: got["new"] |= written_since(found, started_wall, known)
   internal, _ = load_graph_findings(findings_dir, "internal-*.json")
   from uopcheck.settings import selected_profile
   return {"minutes": minutes, "workers": workers, "seed": seed, "findings_dir": str(findings_dir), "seconds": seconds, "cases": cases,

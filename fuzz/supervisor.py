@@ -36,6 +36,11 @@ def buckets() -> dict[str, set]:
   """what a campaign saw, by the fuzzers' ``classify`` kinds: each a set of keys (both backends count the same way)"""
   return {k: set() for k in ("new", "known", "internal", "flaky", "external", "emulated", "resumed")}
 
+def written_since(found:list[tuple[pathlib.Path, dict]], started_wall:float, known:dict) -> set[str]:
+  """the signatures of the findings written since the run started that the shipped corpus does not know: what a run
+  stopped early (Ctrl-C, a full disk) counts as new, since its event queue was not read to its end"""
+  return {d["signature"] for p, d in found if p.stat().st_mtime >= started_wall and d["signature"] not in known}
+
 def add_counts(total:dict, counts:dict) -> None:
   """a worker's (or shard's) counts into the run's: numbers are summed, lists joined (a finding listed once)"""
   for k, v in counts.items():

@@ -28,7 +28,7 @@ from uopcheck.fuzz.exhaustive import exhaustive_check, evaluate_at, in_every_ran
 from uopcheck.results import Column, Table, Section, Result, Outcome, at_source
 from uopcheck.fuzz.findings_io import FindingsUnwritable, digest, open_example_db, write_or_stop, DEFAULT_FINDINGS, SHIPPED_FINDINGS
 from uopcheck.fuzz.fuzzers import Fuzzer, Work
-from uopcheck.fuzz.supervisor import current_file, pending_file
+from uopcheck.fuzz.supervisor import current_file, pending_file, written_since
 from uopcheck.fuzz.findings_store import Layout, FindingsStore, DirectoryStore, known_signatures
 
 SIZED = list(SIZED_INTS)   # every sized int, uint16 (the one C promotes to int in a product) included
@@ -602,8 +602,7 @@ def summary_of(run:dict) -> dict:
   fdir = pathlib.Path(run["findings_dir"])
   found, problems = load_findings(fdir)
   got = run["got"]
-  if run["interrupted"] or run["unwritable"]:   # the event queue was not read to its end: what was written since the start counts
-    got["new"] |= {d["signature"] for p, d in found if p.stat().st_mtime >= run["started_wall"] and d["signature"] not in run["known"]}
+  if run["interrupted"] or run["unwritable"]: got["new"] |= written_since(found, run["started_wall"], run["known"])
   c = run["counts"]
   return {"minutes": run["minutes"], "workers": run["workers"], "seed": run["seed"], "reading": run["options"].get("reading"),
           "findings_dir": str(fdir), "seconds": run["seconds"], "cases": run["cases"],
