@@ -18,7 +18,7 @@ from stock -- each asked of the gate with the sampled and with the full referenc
 from __future__ import annotations
 from uopcheck.settings import apply_environment
 apply_environment()   # HCQ2 and CC as the CLI sets them, before tinygrad is imported
-import argparse, collections, os, statistics, time
+import argparse, collections, json, os, statistics, time
 import numpy as np
 import uopcheck  # noqa: F401
 from tinygrad import Tensor
@@ -27,6 +27,7 @@ from uopcheck.training.trainer import Trainer, TrainConfig
 from uopcheck.training.gate import CPUGate, GateResult, step_reference_flops
 from uopcheck.settings import GATE_STEP_REFERENCE_MAX_FLOPS
 from uopcheck.training.faults import launch_recall
+from uopcheck.training.census import Census, GateRates, census_in_subprocess, freivalds_elements, gate_cost, table
 
 def median_time(f, reps:int) -> float:
   ts = []
@@ -47,7 +48,11 @@ def main():
   ap.add_argument("--recall", type=int, default=20, help="injected faults per kind for the recall table (0: skip)")
   ap.add_argument("--seeds", type=int, default=5, help="stock-step gate runs (model and batch seeds) for the false-failure count (0: skip)")
   ap.add_argument("--mutants", default="all", help="mutant ids (comma-separated), all (the CPU catalog) or none")
-  ap.add_argument("--skip", default="", help="sections to leave out: overhead, recall, seeds")
+  ap.add_argument("--skip", default="", help="sections to leave out: overhead, extrapolate, fit, recall, seeds")
+  ap.add_argument("--target", default="llama3-8b:8:16:8", help="the run to extrapolate the gate's cost to: CONFIG:DEVICES:BATCH:ACCUM")
+  ap.add_argument("--target-census", default=None, metavar="FILE", help="its census, from python -m uopcheck.training.census --json")
+  ap.add_argument("--fit", default="tiny,small,llama3-1b:1", help="configs (CONFIG[:BATCH]) to check against this machine's memory")
+  ap.add_argument("--fit-check", default="small:4", help="CONFIG[:BATCH] whose real gate run checks the memory model ('' to skip)")
   a = ap.parse_args()
   skip = set(a.skip.split(",")) - {""}
   cfg = get_config(a.config, n_layers=a.layers)
@@ -57,12 +62,13 @@ def main():
   def batch():
     return rng.integers(0, cfg.vocab_size, size=(1, a.batch_size, cfg.seq_len + 1))
   gate = CPUGate(tr, "reports/bench_gate")
+  if "fit" not in skip: fits(a, a.fit.split(","))
   if skip >= {"overhead", "recall"}: return seeds_and_mutants(a, cfg, devices, skip)
   st = time.perf_counter()
   first = gate.run([batch()], 1e-3)   # capture + first validated step (cold: compiles the CPU and HCQ2 programs)
   cold = time.perf_counter() - st
   assert first.ok, first.table()
-  if "overhead" not in skip: overhead(a, cfg, tr, gate, batch, cold)
+  if "overhead" not in skip: overhead(a, cfg, tr, gate, batch, cold, skip)
   if "recall" not in skip:
     st = time.perf_counter()
     rows = launch_recall(gate, batch(), 1e-3, a.recall, seed=0, sample=a.sample)
@@ -77,7 +83,16 @@ def main():
       print(f"{r.fault:26s} {r.n:4d} {r.cpu:16d} {refs} {r.any:>4d}/{r.n} {'(100%)' if r.any == r.n else 'MISSED SOME'}")
   seeds_and_mutants(a, cfg, devices, skip)
 
-def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
+def target_census(a) -> Census:
+  """the census of the run the gate is for: ``--target-census FILE`` (written by ``python -m uopcheck.training.census
+  --json``), or counted now (``--target CONFIG:DEVICES:BATCH:ACCUM``; minutes for llama3-8b)"""
+  if a.target_census:
+    with open(a.target_census) as f: return Census.from_json(json.load(f))
+  name, devices, batch, accum = (a.target.split(":") + ["1", "8", "1"])[:4]
+  print(f"counting the step of {a.target} on tinygrad's NULL device (--target-census FILE reuses one) ...", flush=True)
+  return census_in_subprocess(name, int(devices), int(batch), int(accum), sample_k=a.sample)
+
+def overhead(a, cfg, tr, gate, batch, cold:float, skip:set[str]) -> None:
   jit_s = median_time(lambda: tr.step(batch(), 1e-3), max(a.reps, 5))
   def eager():
     tok, lr = tr.step_inputs(batch(), 1e-3)
@@ -114,45 +129,83 @@ def overhead(a, cfg, tr, gate, batch, cold:float) -> None:
       print(f"{mode:30s} overhead vs {name:15s} {ratio:8.1f}x  (target <= 3x: {'MET' if ratio <= 3 else 'NOT MET'})")
   print(f"{'whole gate (capture + 1 validated step) / one TinyJit step':58s} {cold / jit_s:8.1f}x")
   gate.freivalds = fv
-  extrapolate(a, cfg, results[f"sampled + Freivalds ({fv})"], a.reps)
+  if "extrapolate" not in skip:
+    here = census_in_subprocess(a.config, a.devices, a.batch_size, n_layers=a.layers, sample_k=a.sample)
+    if (here.launches, len(here.kernels)) != (res.calls // a.reps, len(rows)):   # the census must count the step the gate ran
+      print(f"census of {a.config}: {here.launches} launches, {len(here.kernels)} kernels; the gate ran {res.calls // a.reps}, {len(rows)}")
+    extrapolate(a, results[f"sampled + Freivalds ({fv})"], a.reps, here, target_census(a))
 
-def extrapolate(a, cfg, res:GateResult, reps:int, target:str="llama3-8b", devices:int=8, batch:int=16, accum:int=8) -> None:
-  """The gate's cost for ``target`` on ``devices`` GPUs, from the rates measured here: FLOPs of one fwd+bwd step
-  (step_reference_flops / 2) at the CPU re-run's and the tensor reference's measured FLOP/s, the sampled reference's
-  seconds per launch scaled by the reduction lengths, launches scaled by layers, devices and accumulation, and host
-  memory for the largest launch (its bytes before and after plus the CPU's copy) and three state snapshots."""
-  tcfg = get_config(target)
-  f_here = step_reference_flops(cfg, TrainConfig(batch_size=a.batch_size)) / 2
-  f_there = step_reference_flops(tcfg, TrainConfig(batch_size=batch, grad_accum=accum)) / 2
-  ph = {k: v / reps for k, v in res.phases.items()}
-  launches = res.calls / reps
-  launches_there = launches * (tcfg.n_layers / cfg.n_layers) * (devices / a.devices) * accum
-  cpu_s = ph.get("(in checks) CPU re-run", 0.0) * f_there / f_here
-  tref_s = ph.get("tensor-level reference", 0.0) * f_there / f_here
-  # Freivalds reads each contraction's operands and output once: its cost grows with tokens x width per device, not tokens x width^2
-  fv_scale = ((batch // devices) * tcfg.seq_len * tcfg.dim) / (a.batch_size // a.devices * cfg.seq_len * cfg.dim)
-  # the reference phase: sampled lanes (each reads its whole reduction: grows with the reductions) and every lane of the kernels
-  # whose full run is cheap (grows with the operands): scaled by the larger of the two, an upper bound
-  ref_scale = max((tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len), fv_scale)
-  ref_per_launch = ph.get("(in checks) reference", 0.0) / launches * ref_scale
-  fv_per_launch = ph.get("(in checks) Freivalds", 0.0) / launches * fv_scale
-  largest = (batch // devices) * tcfg.seq_len * tcfg.vocab_size * 4       # the logits of one device, float32
-  state = 3 * tcfg.n_params() * 4                                          # weights, Adam m and v, float32
-  print(f"\nextrapolated to {target} on {devices} devices (batch {batch} x {accum} accumulation of {tcfg.seq_len} tokens; "
-        f"{f_there:.2g} FLOP per step vs {f_here:.2g} here):")
-  print(f"  launches per step          ~{launches_there:,.0f} (here {launches:,.0f}, scaled by layers, devices, accumulation)")
-  print(f"  CPU re-run, all lanes      ~{cpu_s / 3600:,.0f} h on this machine's {os.cpu_count()} cores "
-        f"({f_here / max(ph.get('(in checks) CPU re-run', 1e-9), 1e-9) / 1e9:.2f} GFLOP/s measured) -- dominates")
-  print(f"  reference, sampled/cheap   ~{ref_per_launch * launches_there / 3600:,.1f} h ({ref_per_launch * 1e3:.1f} ms per launch, "
-        f"x{ref_scale:.0f}: the larger of reductions {(tcfg.dim + tcfg.seq_len) / (cfg.dim + cfg.seq_len):.0f}x longer and operands "
-        f"{fv_scale:.0f}x larger -- an upper bound)")
+def extrapolate(a, res:GateResult, reps:int, here:Census, there:Census) -> None:
+  """The gate's cost at ``there``'s size (a census of the run's step: launches, kernels, FLOPs, lanes, bytes counted on
+  tinygrad's NULL device, training/census.py), from the rates measured here: the per-launch phases of ``res`` divided
+  by the census of the step they ran (``here``)."""
+  rates = GateRates.measure(here, res.phases, reps, freivalds=res.freivalds > 0)
+  cost, distinct = gate_cost(there, rates), gate_cost(there, rates, cpu_check="distinct")
+  tcfg = get_config(there.config, seq_len=there.seq_len, n_layers=there.n_layers)
+  step_ref = step_reference_flops(tcfg, TrainConfig(batch_size=there.batch_size, grad_accum=there.grad_accum))
+  h = 3600
+  print(f"\ngate cost extrapolated from the census of the run's step (rates measured here on {rates.measured_on}; "
+        f"{os.cpu_count()} cores):")
+  print(table(there))
+  gflops = 1 / max(rates.cpu_s_per_flop, 1e-30) / 1e9
+  print(f"  CPU re-run, all lanes      ~{cost['cpu_s'] / h:,.1f} h ({there.total('flops'):.3g} FLOP at the {gflops:.2f} "
+        f"GFLOP/s measured) -- {'dominates' if cost['cpu_s'] >= max(cost['ref_s'], cost['freivalds_s']) else 'not the largest part'}")
+  print(f"  CPU re-run, distinct ASTs  ~{distinct['cpu_s'] / h:,.1f} h (--gate-cpu-check distinct: each of {len(there.kernels)} kernel ASTs once)")
+  print(f"  reference, sampled/cheap   ~{cost['ref_s'] / h:,.1f} h ({there.total('sampled_work'):.3g} lanes of work at "
+        f"{rates.ref_s_per_work * 1e9:.1f} ns each)")
   if res.freivalds:
-    print(f"  Freivalds, every lane      ~{fv_per_launch * launches_there / 3600:,.1f} h ({fv_per_launch * 1e3:.1f} ms per launch, "
-          f"operands {fv_scale:.0f}x larger; the full reference instead: O(n^3), the CPU re-run's order)")
-  print(f"  step-level reference      ~{tref_s / 3600:,.0f} h if run: --gate-step-reference auto skips it "
-        f"({2 * f_there:.2g} FLOP > GATE_STEP_REFERENCE_MAX_FLOPS {GATE_STEP_REFERENCE_MAX_FLOPS:.2g})")
-  print(f"  host memory                ~{(3 * largest + 3 * state) / 2**30:,.0f} GiB: the largest launch 3x {largest / 2**30:.1f} GiB "
-        f"(before, after, the CPU's copy; streamed: one launch at a time) + 3 state snapshots of {state / 2**30:.0f} GiB")
+    print(f"  Freivalds, every lane      ~{cost['freivalds_s'] / h:,.1f} h ({freivalds_elements(there):.3g} operand elements at "
+          f"{rates.freivalds_s_per_element * 1e9:.1f} ns each)")
+  print(f"  step-level reference       {step_ref:.2g} FLOP of numpy: "
+        + ("skipped by --gate-step-reference auto" if step_ref > GATE_STEP_REFERENCE_MAX_FLOPS else "run")
+        + f" (GATE_STEP_REFERENCE_MAX_FLOPS {GATE_STEP_REFERENCE_MAX_FLOPS:.2g})")
+  print(f"  host memory                ~{cost['host_bytes'] / 2**30:,.1f} GiB: 4 state snapshots of {there.state_bytes / 2**30:,.1f} GiB + the "
+        f"largest launch's arguments 3x {there.largest_launch_bytes / 2**30:,.2f} GiB (streamed: one launch at a time)")
+
+def fits(a, configs:list[str]) -> None:
+  """Which configs the gate can run on this machine, CPU as the device: the step's planned buffers (census) live in host
+  memory here, beside the gate's own (4 state snapshots, the largest launch 3x); the model is checked against the peak RSS
+  of a real gate run of the smallest config (the step-level reference off: at scale it is skipped)."""
+  total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+  print(f"\nwhich configs fit this machine ({total / 2**30:.1f} GiB), batch per config, full sequence length, the CPU as the device:")
+  print(f"{'config':12s} {'batch':>5s} {'seq':>6s} {'launches':>9s} {'step buffers':>13s} {'gate host':>10s} {'need':>9s}  fits")
+  largest = None
+  for spec in configs:
+    name, _, bs = spec.partition(":")
+    c = census_in_subprocess(name, batch_size=int(bs or a.batch_size), sample_k=a.sample)
+    need = sum(c.device_bytes.values()) + gate_cost(c, GateRates(0, 0, 0, ""))["host_bytes"]
+    ok = need <= 0.9 * total
+    largest = spec if ok else largest
+    print(f"{name:12s} {c.batch_size:5d} {c.seq_len:6d} {c.launches:9,d} {sum(c.device_bytes.values()) / 2**30:11.2f} G "
+          f"{(need - sum(c.device_bytes.values())) / 2**30:8.2f} G {need / 2**30:7.2f} G  {'yes' if ok else 'NO'}")
+  print(f"largest config that fits: {largest or 'none'}")
+  if not a.fit_check: return
+  name, _, bs = a.fit_check.partition(":")
+  c = census_in_subprocess(name, batch_size=int(bs or a.batch_size), sample_k=a.sample)
+  model = sum(c.device_bytes.values()) + gate_cost(c, GateRates(0, 0, 0, ""))["host_bytes"]
+  rss, base = peak_rss([name, str(bs or a.batch_size)]), peak_rss(None)
+  print(f"the model against a real gate run of {name} (uopcheck train --gate-only, step-level reference off): peak RSS {rss / 2**20:,.0f} MiB, "
+        f"of which {base / 2**20:,.0f} MiB is the process with tinygrad and uopcheck imported; model {model / 2**20:,.1f} MiB for the rest "
+        f"({(rss - base) / 2**20:,.1f} MiB measured)")
+
+RSS_PROBE = """import sys, resource
+from uopcheck.settings import apply_environment
+apply_environment()
+from uopcheck import cli
+import uopcheck.training.gate, uopcheck.training.run  # noqa: F401
+if len(sys.argv) > 1:
+  rc = cli.main(["train", "--config", sys.argv[1], "--batch-size", sys.argv[2], "--gate-only", "--validate", "--no-wandb",
+                 "--gate-step-reference", "off", "--out", sys.argv[3]])
+  assert rc == 0, f"the gate run exited {rc}"
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+def peak_rss(args:list[str]|None) -> int:
+  """peak RSS in bytes of a fresh process that imports uopcheck's gate, and with ``args`` (CONFIG, BATCH) runs it"""
+  import subprocess, sys, tempfile
+  with tempfile.TemporaryDirectory() as d:
+    out = subprocess.run([sys.executable, "-c", RSS_PROBE, *([*args, d] if args else [])], capture_output=True, text=True, check=True)
+  return int(out.stdout.strip().splitlines()[-1])
 
 def seeds_and_mutants(a, cfg, devices, skip:set[str]) -> None:
   if a.seeds and "seeds" not in skip:

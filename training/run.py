@@ -58,6 +58,8 @@ def add_arguments(p:argparse.ArgumentParser) -> None:
   p.add_argument("--no-wandb", action="store_true", help="skip wandb, as WANDB_MODE=disabled does (metrics.jsonl and the PNG are still "
                  "written); wandb is offline unless WANDB_MODE=online, and WANDB_PROJECT names the project")
   p.add_argument("--replay", default=None, metavar="FILE", help="re-run a gate reproducer and exit")
+  p.add_argument("--census", action="store_true", help="count the run's step without running it (tinygrad's NULL device): launches, "
+                 "distinct kernels, copies, FLOPs, the lanes the gate's reference checks, planned memory per device; then exit")
 
 def _dataset(args, model_cfg, train_cfg):
   from uopcheck.training import data
@@ -120,8 +122,23 @@ def replay(path:str) -> int:
   print(msg)
   return 0 if ok else 1
 
+def census(args) -> int:
+  """``--census``: the run's step counted on tinygrad's NULL device (training/census.py), nothing run or allocated"""
+  from uopcheck.training.census import census_in_subprocess, table
+  if args.devices < 1 or args.batch_size % args.devices:
+    print(f"uopcheck train: --batch-size {args.batch_size} does not split over --devices {args.devices}", file=sys.stderr)
+    return 2
+  try: c = census_in_subprocess(args.config, args.devices, args.batch_size, args.grad_accum, args.seq_len, args.layers, args.gate_sample,
+                                     progress=lambda s: print(s, file=sys.stderr, flush=True))
+  except RuntimeError as e:
+    print(f"uopcheck train: {e}", file=sys.stderr)
+    return 2
+  print(table(c))
+  return 0
+
 def train(args) -> int:
   if args.replay: return replay(args.replay)
+  if args.census: return census(args)
   if not args.device: return _train(args)
   if (m := re.fullmatch(r"([A-Za-z]+):(\d+)", args.device)) is not None:
     # tinygrad 0.14 takes the default device from DEV, a Target list whose syntax reads "CPU:1" as device CPU, renderer "1"
