@@ -27,7 +27,7 @@ from uopcheck.training.trainer import Trainer, TrainConfig
 from uopcheck.training.gate import CPUGate, GateResult, step_reference_flops
 from uopcheck.settings import GATE_STEP_REFERENCE_MAX_FLOPS
 from uopcheck.training.faults import launch_recall
-from uopcheck.training.census import Census, GateRates, census_in_subprocess, freivalds_elements, gate_cost, table
+from uopcheck.training.census import Census, GateRates, census_in_subprocess, freivalds_elements, gate_cost, size, table
 
 def median_time(f, reps:int) -> float:
   ts = []
@@ -164,29 +164,32 @@ def extrapolate(a, res:GateResult, reps:int, here:Census, there:Census) -> None:
 
 def fits(a, configs:list[str]) -> None:
   """Which configs the gate can run on this machine, CPU as the device: the step's planned buffers (census) live in host
-  memory here, beside the gate's own (4 state snapshots, the largest launch 3x); the model is checked against the peak RSS
-  of a real gate run of the smallest config (the step-level reference off: at scale it is skipped)."""
+  memory here, beside the gate's own (4 state snapshots, the largest launch 3x). The model is first checked against the
+  peak RSS of a real gate run (``--fit-check``, the step-level reference off: at scale it is skipped); what it misses
+  there (the allocator's cache of the eager step's buffers, compiled programs, the CPU's copies) scales the others."""
   total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-  print(f"\nwhich configs fit this machine ({total / 2**30:.1f} GiB), batch per config, full sequence length, the CPU as the device:")
-  print(f"{'config':12s} {'batch':>5s} {'seq':>6s} {'launches':>9s} {'step buffers':>13s} {'gate host':>10s} {'need':>9s}  fits")
+  def need(c:Census) -> int: return sum(c.device_bytes.values()) + int(gate_cost(c, GateRates(0, 0, 0, ""))["host_bytes"])
+  def spec(s:str) -> tuple[str, int]: return (p := s.partition(":"))[0], int(p[2] or a.batch_size)
+  scale = 1.0
+  if a.fit_check:
+    name, bs = spec(a.fit_check)
+    model = need(census_in_subprocess(name, batch_size=bs, sample_k=a.sample))
+    rss, base = peak_rss([name, str(bs)]), peak_rss(None)
+    scale = max(1.0, (rss - base) / model)
+    print(f"\nthe memory model against a real gate run of {name} batch {bs} (uopcheck train --gate-only, step-level reference off): "
+          f"peak RSS {rss / 2**20:,.0f} MiB, {base / 2**20:,.0f} MiB of it the interpreter with tinygrad and uopcheck imported; "
+          f"the rest {(rss - base) / 2**20:,.1f} MiB measured, {model / 2**20:,.1f} MiB modelled: x{scale:.2f} applied below")
+  print(f"\nwhich configs fit this machine ({total / 2**30:.1f} GiB), the CPU as the device, full sequence length:")
+  print(f"{'config':12s} {'batch':>5s} {'seq':>6s} {'launches':>9s} {'step buffers':>13s} {'gate host':>10s} {f'need x{scale:.2f}':>11s}  fits")
   largest = None
-  for spec in configs:
-    name, _, bs = spec.partition(":")
-    c = census_in_subprocess(name, batch_size=int(bs or a.batch_size), sample_k=a.sample)
-    need = sum(c.device_bytes.values()) + gate_cost(c, GateRates(0, 0, 0, ""))["host_bytes"]
-    ok = need <= 0.9 * total
-    largest = spec if ok else largest
-    print(f"{name:12s} {c.batch_size:5d} {c.seq_len:6d} {c.launches:9,d} {sum(c.device_bytes.values()) / 2**30:11.2f} G "
-          f"{(need - sum(c.device_bytes.values())) / 2**30:8.2f} G {need / 2**30:7.2f} G  {'yes' if ok else 'NO'}")
+  for s in configs:
+    name, bs = spec(s)
+    c = census_in_subprocess(name, batch_size=bs, sample_k=a.sample)
+    step_b, n = sum(c.device_bytes.values()), need(c) * scale
+    largest = s if n <= total else largest
+    print(f"{name:12s} {c.batch_size:5d} {c.seq_len:6d} {c.launches:9,d} {size(step_b):>13s} {size(need(c) - step_b):>10s} "
+          f"{size(int(n)):>11s}  {'yes' if n <= total else 'NO'}")
   print(f"largest config that fits: {largest or 'none'}")
-  if not a.fit_check: return
-  name, _, bs = a.fit_check.partition(":")
-  c = census_in_subprocess(name, batch_size=int(bs or a.batch_size), sample_k=a.sample)
-  model = sum(c.device_bytes.values()) + gate_cost(c, GateRates(0, 0, 0, ""))["host_bytes"]
-  rss, base = peak_rss([name, str(bs or a.batch_size)]), peak_rss(None)
-  print(f"the model against a real gate run of {name} (uopcheck train --gate-only, step-level reference off): peak RSS {rss / 2**20:,.0f} MiB, "
-        f"of which {base / 2**20:,.0f} MiB is the process with tinygrad and uopcheck imported; model {model / 2**20:,.1f} MiB for the rest "
-        f"({(rss - base) / 2**20:,.1f} MiB measured)")
 
 RSS_PROBE = """import sys, resource
 from uopcheck.settings import apply_environment
