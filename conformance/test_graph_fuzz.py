@@ -142,7 +142,7 @@ def test_graph_a_worker_stopped_mid_write_leaves_no_temporary_file(tmp_path, han
   deadline = time.time() + 60
   while time.time() < deadline and not list(tmp_path.glob(".*.tmp")): time.sleep(0.05)
   assert list(tmp_path.glob(".*.tmp")), "the writer never started its write"
-  stop_worker(p, str(tmp_path), 0, grace=1.0)
+  stop_worker(p, str(tmp_path), 0, "graph", grace=1.0)
   assert not p.is_alive() and p.exitcode == (128 + signal.SIGTERM if handles_sigterm else -signal.SIGKILL)
   assert not list(tmp_path.iterdir())   # no half file: the write never completed, so no .current either
 

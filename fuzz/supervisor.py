@@ -18,7 +18,7 @@ kernel after other Tensor work in the same process -- a false hang; see README.
 from __future__ import annotations
 from typing import Any
 import json, os, pathlib, signal, sys, time
-from uopcheck.fuzz.fuzzers import Fuzzer, Work, MODULES, fuzzer as get_fuzzer
+from uopcheck.fuzz.fuzzers import Fuzzer, Work, fuzzer as get_fuzzer
 from uopcheck.fuzz.lost_case import LostCaseCheck, die_with_parent
 from uopcheck.fuzz.findings_store import DirectoryStore, known_signatures
 from uopcheck.fuzz.findings_io import (probe_writable, open_example_db, FindingsUnwritable, EXIT_UNWRITABLE, SHIPPED_FINDINGS)
@@ -52,9 +52,9 @@ def unwind_on_sigterm() -> None:
   """the supervisor's stop (budget over, Ctrl-C) is SIGTERM: unwind, so a file being written is finished or removed"""
   signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
-def stop_worker(p:Any, findings_dir:str, wid:int, grace:float=3.0) -> None:
-  """stop a worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is finished or
-  removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
+def stop_worker(p:Any, findings_dir:str, wid:int, fuzzer:str, grace:float=3.0) -> None:
+  """stop a ``fuzzer`` worker the campaign no longer needs: SIGTERM first (it unwinds, so the file it was writing is
+  finished or removed), SIGKILL after ``grace`` seconds; then the temporary files a kill mid-write leaves are removed"""
   if p.is_alive():
     p.terminate()
     p.join(grace)
@@ -63,7 +63,7 @@ def stop_worker(p:Any, findings_dir:str, wid:int, grace:float=3.0) -> None:
       p.join(5)
   remove_orphans(current_file(findings_dir, wid))
   if p.pid is not None:
-    for name in MODULES: remove_orphans(pending_file(findings_dir, name, p.pid))
+    remove_orphans(pending_file(findings_dir, fuzzer, p.pid))
 
 def lost_case(findings_dir:str, wid:int) -> dict|None:
   """A worker died or hung mid-case: its last case, from its .current file (None: it was between cases)."""
@@ -157,7 +157,7 @@ def run_local(fz:Fuzzer, minutes:float, workers:int=1, seed:int|None=None, findi
           except (OSError, ValueError, KeyError, TypeError): stuck = False
           if not stuck and now < deadline + KILL_GRACE_S: continue
           if not stuck:   # the budget is over: a case cut short is no finding
-            stop_worker(p, findings_dir, w)
+            stop_worker(p, findings_dir, w, fz.name)
             cur.unlink(missing_ok=True)
             del procs[w]
             continue
@@ -192,7 +192,7 @@ def run_local(fz:Fuzzer, minutes:float, workers:int=1, seed:int|None=None, findi
   except FindingsUnwritable as e: unwritable = str(e)   # from a worker, or a lost case's finding written here
   except KeyboardInterrupt: interrupted = True
   if interrupted or unwritable:
-    for w, p in procs.items(): stop_worker(p, findings_dir, w)
+    for w, p in procs.items(): stop_worker(p, findings_dir, w, fz.name)
     for c in rechecks: c.kill()   # not re-checked: not filed (its case stays in the report's lost cases)
     lost += [f"{c.why}; not re-checked (interrupted)" for c in rechecks]
   # after an interrupt the event queue may hold half a message (the signal landed mid-read, or a worker was killed
