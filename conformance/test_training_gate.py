@@ -335,3 +335,21 @@ def test_ctrl_c_finishes_the_step_checkpoints_and_says_how_to_resume(tmp_path):
   assert "--resume" in err and (out / "loss_curve.png").exists()
   assert main(["train", *SMALL, "--steps", str(done + 2), "--resume", "--out", str(out)]) == 0
   assert [json.loads(l)["step"] for l in metrics.read_text().splitlines()] == list(range(done + 2))
+
+def test_a_step_that_runs_out_of_memory_is_the_run_s_size_never_a_tinygrad_finding(tmp_path, monkeypatch, capsys):
+  """tinygrad's allocator raises MemoryError when a buffer does not fit the device (the planned llama3-8b step needs 735 GiB
+  per device, README "MI350X"): the gate must not call that a crash of tinygrad (exit 1) -- it is the run's size, exit 2,
+  with gate.json saying where and pointing at the census."""
+  orig = gate_mod.iter_captured
+  def oom(*a, **kw):
+    for i, st in enumerate(orig(*a, **kw)):
+      if i == 3: raise MemoryError("Allocation of 16.00 GB failed on CPU. Try setting NO_MEMORY_PLANNER=1")
+      yield st
+  monkeypatch.setattr(gate_mod, "iter_captured", oom)
+  rc = main(["train", *SMALL, "--validate", "--gate-only", "--out", str(tmp_path)])
+  report = json.loads((tmp_path / "gate.json").read_text())
+  assert rc == 2 and not report["ok"] and report["crash"] is None, report
+  assert report["out_of_memory"].startswith("out of memory while running validated step 0 launch by launch: MemoryError: Allocation of 16.00 GB")
+  assert report["blame"].startswith("the step does not fit") and "--census" in report["blame"]
+  err = capsys.readouterr().err
+  assert "the step does not fit" in err and "internal error" not in err

@@ -77,6 +77,7 @@ class GateResult:
   downgrade: str = ""           # set when the gate checked another step than the run's (--gate-batch-size/--gate-seq-len)
   step_reference: str = "evaluated"   # or "skipped: why" (--gate-step-reference off/auto), or "failed: why" (uopcheck-internal)
   crash: str = ""               # tinygrad raised running the step (capture or replay): the run cannot start either
+  out_of_memory: str = ""       # the step did not fit (device or host memory): the run's size, never a verdict on tinygrad
   messages: list[str] = field(default_factory=list)
   seconds: float = 0.0
   hcq2: bool = True
@@ -99,7 +100,7 @@ class GateResult:
     return self._step_level_ok and not self.step_reference.startswith("failed") and all(r.ok for r in self.rows)
 
   @property
-  def _step_level_ok(self) -> bool: return not self.crash and self.step_ok and self.replay_ok and self.replicas_ok
+  def _step_level_ok(self) -> bool: return not self.crash and not self.out_of_memory and self.step_ok and self.replay_ok and self.replicas_ok
 
   def sampling(self) -> str:
     if self.sample is None: return "every lane"
@@ -122,6 +123,8 @@ class GateResult:
   @property
   def blame(self) -> str|None:
     if self.ok: return None
+    if self.out_of_memory: return (f"the step does not fit: {self.out_of_memory} (the run's size, not a tinygrad verdict; "
+                                   "uopcheck train --census with the run's flags counts the buffers it plans)")
     if self.crash: return f"the train step crashes: {self.crash}"
     if self.fault and all(r.rerun == "nondeterministic" for r in self.rows if not r.ok):
       return "nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)"
@@ -163,7 +166,8 @@ class GateResult:
 
   def as_dict(self) -> dict:
     return {"ok": self.ok, "blame": self.blame, "steps": self.steps, "calls": self.calls, "step_ok": self.step_ok, "replay_ok": self.replay_ok,
-            "replicas_ok": self.replicas_ok, "crash": self.crash or None, "devices": self.devices, "downgrade": self.downgrade or None,
+            "replicas_ok": self.replicas_ok, "crash": self.crash or None, "out_of_memory": self.out_of_memory or None,
+            "devices": self.devices, "downgrade": self.downgrade or None,
             "step_reference": self.step_reference,
             "sample": {"k": self.sample[0], "seed": self.sample[1]} if self.sample else None, "lanes": self.lanes, "ref_lanes": self.ref_lanes,
             "freivalds": self.freivalds, "freivalds_lanes": self.freivalds_lanes,
@@ -438,6 +442,8 @@ class CPUGate:
         res.steps += 1
       tr.restore(start_state)
     except SpecError: raise
+    except MemoryError as e:   # tinygrad's allocator (or numpy on the host) could not allocate: the step is too big for this machine
+      res.out_of_memory = f"out of memory while {where}: {first_line(e)}"
     except Exception as e:   # tinygrad raised (a device hang, a compile error) running the step: the run would too -- a finding
       res.crash = f"tinygrad raised while {where}: {first_line(e)}"
     res.rows, res.seconds = list(rows.values()), time.perf_counter() - st

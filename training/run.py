@@ -189,6 +189,10 @@ def _train(args) -> int:
   for d in devices or (device,): open_device(d)
   try: trainer = Trainer(model_cfg, train_cfg, devices)
   except SpecError: raise
+  except MemoryError as e:   # the model's state does not fit the device: the run's size, not a tinygrad failure
+    print(f"uopcheck train: the model's initial state does not fit {device}: {first_line(e)} (uopcheck train --census with the run's "
+          "flags counts what one step plans)", file=sys.stderr)
+    return 2
   except Exception as e:   # tinygrad raised (a hang, a crash) realizing the model's initial state: tinygrad's, not uopcheck's
     print(f"uopcheck train: tinygrad raised while realizing the model's initial state on {device}: {first_line(e)} "
           "(a tinygrad failure, not a uopcheck one)", file=sys.stderr)
@@ -218,9 +222,11 @@ def _train(args) -> int:
       print(f"uopcheck train: refusing to start the run: the CPU gate failed ({gate.blame}); "
             f"{len(reps)} reproducer(s): {', '.join(reps) or 'none (see the notes above)'}", file=sys.stderr)
       logger.finish({"started": False})
-      # 1: the gate found a bug in tinygrad; 3: uopcheck's own reference could not check a kernel (a uopcheck-internal error);
+      # 1: the gate found a bug in tinygrad; 2: the step does not fit in memory; 3: uopcheck's own reference could not check a
+      # kernel (a uopcheck-internal error);
       # 5: a nondeterministic device fault (a failing kernel wrote other bytes when re-run from the same inputs)
       if gate.internal_only: return 3
+      if gate.out_of_memory: return 2   # the run's size does not fit this machine: an input problem, no verdict
       return EXIT_FAULT if gate.blame and gate.blame.startswith("nondeterministic") else 1
     if args.gate_only:
       logger.finish({"started": False, "gate_only": True})
