@@ -244,15 +244,19 @@ def test_step_reference_skip_is_reported_and_its_failure_is_never_a_scheduler_ve
   assert rc == 3 and report["step_reference"].startswith("failed") and report["blame"].startswith("uopcheck-internal"), report["blame"]
   assert report["step_ok"] and all(k["ok"] for k in report["kernels"])
 
+def _raising_at(launch:int, exc:BaseException):
+  """the gate's launch-by-launch replay, raising ``exc`` at launch number ``launch`` (as tinygrad would there)"""
+  orig = gate_mod.iter_captured
+  def replay(*a, **kw):
+    for i, st in enumerate(orig(*a, **kw)):
+      if i == launch: raise exc
+      yield st
+  return replay
+
 def test_a_step_that_crashes_on_the_device_is_a_finding_not_an_internal_error(tmp_path, monkeypatch, capsys):
   """tinygrad raising while the step runs (here: the device hangs at the third launch of the validated replay) means the
   run cannot start either: the gate fails with exit 1 and says where, never exit 3 ('a bug in uopcheck')."""
-  orig = gate_mod.iter_captured
-  def hanging(*a, **kw):
-    for i, st in enumerate(orig(*a, **kw)):
-      if i == 2: raise RuntimeError("CPU hang detected")
-      yield st
-  monkeypatch.setattr(gate_mod, "iter_captured", hanging)
+  monkeypatch.setattr(gate_mod, "iter_captured", _raising_at(2, RuntimeError("CPU hang detected")))
   rc = main(["train", *SMALL, "--validate", "--gate-only", "--out", str(tmp_path)])
   report = json.loads((tmp_path / "gate.json").read_text())
   assert rc == 1 and not report["ok"] and "RuntimeError: CPU hang detected" in report["crash"]
@@ -340,12 +344,7 @@ def test_a_step_that_runs_out_of_memory_is_the_run_s_size_never_a_tinygrad_findi
   """tinygrad's allocator raises MemoryError when a buffer does not fit the device (the planned llama3-8b step needs 735 GiB
   per device, README "MI350X"): the gate must not call that a crash of tinygrad (exit 1) -- it is the run's size, exit 2,
   with gate.json saying where and pointing at the census."""
-  orig = gate_mod.iter_captured
-  def oom(*a, **kw):
-    for i, st in enumerate(orig(*a, **kw)):
-      if i == 3: raise MemoryError("Allocation of 16.00 GB failed on CPU. Try setting NO_MEMORY_PLANNER=1")
-      yield st
-  monkeypatch.setattr(gate_mod, "iter_captured", oom)
+  monkeypatch.setattr(gate_mod, "iter_captured", _raising_at(3, MemoryError("Allocation of 16.00 GB failed on CPU. Try setting NO_MEMORY_PLANNER=1")))
   rc = main(["train", *SMALL, "--validate", "--gate-only", "--out", str(tmp_path)])
   report = json.loads((tmp_path / "gate.json").read_text())
   assert rc == 2 and not report["ok"] and report["crash"] is None, report
