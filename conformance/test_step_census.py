@@ -32,6 +32,7 @@ def test_census_on_null_counts_the_data_parallel_step_the_gate_checks(tmp_path):
   # the JSON form round-trips; a file that is not a census is refused in one line
   assert Census.from_json(json.loads(json.dumps(c.to_json()))) == c
   with pytest.raises(ValueError, match="not a step census"): Census.from_json({"format": "uopcheck-kernel-reproducer/2"})
+  with pytest.raises(ValueError, match="malformed step census"): Census.from_json({**c.to_json(), "kernels": [{"name": "x", "bogus": 1}]})
 
 def test_census_needs_the_null_device():
   with pytest.raises(SpecError, match="NULL device"): take_census("tiny", n_layers=1, seq_len=16)

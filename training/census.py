@@ -67,7 +67,8 @@ class Census:
   def from_json(d:dict) -> Census:
     if not isinstance(d, dict) or d.get("format") != CENSUS_FORMAT: raise ValueError(f"not a step census ({CENSUS_FORMAT})")
     d = {k: v for k, v in d.items() if k != "format"}
-    return Census(**{**d, "kernels": [KernelCount(**k) for k in d["kernels"]]})
+    try: return Census(**{**d, "kernels": [KernelCount(**k) for k in d["kernels"]]})
+    except (TypeError, KeyError) as e: raise ValueError(f"a malformed step census: {e}") from None
 
 def _sampled_work(ki, k:int) -> int:
   """the widest node's lanes when each output range runs over its edges and ``k`` random indices (at most k+2 lanes)"""
